@@ -1,0 +1,12 @@
+# Every dependency is a Debian package, found here; nothing is fetched.
+find_package(OpenMP REQUIRED)          # one thread pool, shared with oneDNN (GNU OpenMP)
+find_package(nlohmann_json 3 REQUIRED) # config.json, metrics.jsonl, safetensors headers
+find_package(CLI11 REQUIRED)           # subcommands, --help, rejection of unknown flags
+find_package(OpenSSL REQUIRED)         # SHA-256 of shards, checkpoints and downloads
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # tokenizer pre-split regex (JIT)
+find_library(DNNL_LIBRARY NAMES dnnl REQUIRED)                # GEMMs near the machine's peak
+find_path(DNNL_INCLUDE_DIR NAMES dnnl.h REQUIRED)
+add_library(nt_dnnl INTERFACE)
+target_link_libraries(nt_dnnl INTERFACE ${DNNL_LIBRARY})
+target_include_directories(nt_dnnl INTERFACE ${DNNL_INCLUDE_DIR})

@@ -1,0 +1,14 @@
+# Warnings for the project's own targets only (no global flags).
+add_library(nt_warnings INTERFACE)
+target_compile_options(nt_warnings INTERFACE -Wall -Wextra -Wno-unused-parameter)
+if(NT_WERROR)
+  target_compile_options(nt_warnings INTERFACE -Werror)
+endif()
+# The floor is x86-64 with AVX2+FMA; AVX-512 paths live in their own translation units and
+# are chosen at run time (see src/backends/cpu/cpu_features.h).
+add_library(nt_arch INTERFACE)
+target_compile_options(nt_arch INTERFACE -mavx2 -mfma -mf16c)
+if(NT_SANITIZE)
+  add_compile_options(-fsanitize=${NT_SANITIZE} -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=${NT_SANITIZE})
+endif()

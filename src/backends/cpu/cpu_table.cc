@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// The CPU backend's kernel table, and device selection.
+#include <cstring>
+
+#include "backends/cpu/cpu_ops.h"
+#include "core/check.h"
+#include "kernels/kernels.h"
+
+namespace nt {
+
+const KernelTable& cpu_kernels() {
+  static const KernelTable t = {
+      "cpu-avx2",
+      cpu::matmul,
+      cpu::rmsnorm_fwd,
+      cpu::rmsnorm_bwd,
+      cpu::rope_fwd,
+      cpu::rope_bwd,
+      cpu::attention_fwd,
+      cpu::attention_bwd,
+      cpu::relu2_fwd,
+      cpu::relu2_bwd,
+      cpu::softcap_xent,
+      cpu::embed_fwd,
+      cpu::embed_bwd,
+      cpu::adamw_step,
+      cpu::axpby,
+      cpu::sum_squares,
+  };
+  return t;
+}
+
+const KernelTable& kernels_for_device(const char* device) {
+  if (std::strcmp(device, "cpu") == 0) return cpu_kernels();
+  if (std::strcmp(device, "ref") == 0) return ref_kernels();
+  if (std::strcmp(device, "cuda") == 0)
+    fail("--device cuda: this build has no CUDA backend (available: cpu, ref)");
+  fail("--device %s: unknown device (available: cpu, ref)", device);
+}
+
+}  // namespace nt

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// Elementwise and small reduction ops: ReLU^2, embedding, AdamW, axpby, sum of squares.
+// All are memory-bound; each is a single pass over contiguous data.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/simd_avx2.h"
+
+namespace nt::cpu {
+
+void relu2_fwd(float* out, const float* inp, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = inp[i] > 0.0f ? inp[i] : 0.0f;
+    out[i] = r * r;
+  }
+}
+
+void relu2_bwd(float* dinp, const float* dout, const float* inp, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) dinp[i] = inp[i] > 0.0f ? 2.0f * inp[i] * dout[i] : 0.0f;
+}
+
+void embed_fwd(float* out, const int32_t* ids, const float* wte, int64_t n, int64_t c) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) std::copy_n(wte + int64_t(ids[i]) * c, c, out + i * c);
+}
+
+// Each thread owns a range of channels for every row, so no two threads write one element and
+// the summation order over rows is fixed: deterministic for any thread count.
+void embed_bwd(float* dwte, const float* dout, const int32_t* ids, int64_t n, int64_t c) {
+#pragma omp parallel
+  {
+    const int64_t nth = omp_get_num_threads(), th = omp_get_thread_num();
+    const int64_t chunk = (c + nth - 1) / nth;
+    const int64_t c0 = std::min(c, th * chunk), c1 = std::min(c, c0 + chunk);
+    for (int64_t i = 0; i < n; ++i) {
+      float* dst = dwte + int64_t(ids[i]) * c;
+      const float* src = dout + i * c;
+      for (int64_t j = c0; j < c1; ++j) dst[j] += src[j];
+    }
+  }
+}
+
+void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2, float eps,
+                float wd, float bc1, float bc2) {
+  const float decay = 1.0f - lr * wd, step = lr / bc1, inv_bc2 = 1.0f / bc2;
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i];
+    const float mi = b1 * m[i] + (1.0f - b1) * gi;
+    const float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = p[i] * decay - step * mi / (std::sqrt(vi * inv_bc2) + eps);
+  }
+}
+
+void axpby(float* y, const float* x, int64_t n, float a, float b) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + b * y[i];
+}
+
+double sum_squares(const float* x, int64_t n) {
+  double total = 0;
+  constexpr int64_t kChunk = 4096;
+#pragma omp parallel for reduction(+ : total) schedule(static)
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) total += double(sum_sq(x + i0, std::min(kChunk, n - i0)));
+  return total;
+}
+
+}  // namespace nt::cpu

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+// The reference kernels: plain loops, no threads, templated on the scalar type so that tests
+// run them in double. They are the executable specification of every op in kernels/kernels.h
+// (same argument order and accumulate semantics).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace nt::ref {
+
+template <class T>
+void matmul(T* c, const T* a, const T* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, T beta) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T s = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const T av = ta ? a[p * m + i] : a[i * k + p];
+        const T bv = tb ? b[j * k + p] : b[p * n + j];
+        s += av * bv;
+      }
+      c[i * n + j] = (beta == T(0) ? T(0) : beta * c[i * n + j]) + s;
+    }
+}
+
+template <class T>
+void rmsnorm_fwd(T* out, T* rstd, const T* inp, int64_t rows, int64_t dim, T eps) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* x = inp + r * dim;
+    T ss = 0;
+    for (int64_t i = 0; i < dim; ++i) ss += x[i] * x[i];
+    const T s = T(1) / std::sqrt(ss / T(dim) + eps);
+    rstd[r] = s;
+    for (int64_t i = 0; i < dim; ++i) out[r * dim + i] = x[i] * s;
+  }
+}
+
+// y = x * s with s = (mean(x^2) + eps)^-1/2: dx = s * (dy - y * mean(dy * y)).
+template <class T>
+void rmsnorm_bwd(T* dinp, const T* dout, const T* out, const T* rstd, int64_t rows, int64_t dim, bool acc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* dy = dout + r * dim;
+    const T* y = out + r * dim;
+    T dot = 0;
+    for (int64_t i = 0; i < dim; ++i) dot += dy[i] * y[i];
+    dot /= T(dim);
+    for (int64_t i = 0; i < dim; ++i) {
+      const T g = rstd[r] * (dy[i] - y[i] * dot);
+      dinp[r * dim + i] = acc ? dinp[r * dim + i] + g : g;
+    }
+  }
+}
+
+template <class T>
+void rope_apply(T* x, const T* cos, const T* sin, int64_t batch, int64_t t, int64_t heads, int64_t d, T sign) {
+  const int64_t half = d / 2;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t p = 0; p < t; ++p)
+      for (int64_t h = 0; h < heads; ++h) {
+        T* v = x + ((b * t + p) * heads + h) * d;
+        for (int64_t j = 0; j < half; ++j) {
+          const T c = cos[p * half + j], s = sign * sin[p * half + j];
+          const T x1 = v[j], x2 = v[j + half];
+          v[j] = x1 * c + x2 * s;
+          v[j + half] = -x1 * s + x2 * c;
+        }
+      }
+}
+
+template <class T>
+void attention_fwd(T* out, T* lse, const T* q, const T* k, const T* v, int64_t B, int64_t Tn, int64_t H,
+                   int64_t KVH, int64_t D) {
+  const T scale = T(1) / std::sqrt(T(D));
+  const int64_t group = H / KVH;
+  std::vector<T> s(static_cast<size_t>(Tn));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < Tn; ++i) {
+        const T* qi = q + ((b * Tn + i) * H + h) * D;
+        T mx = -INFINITY;
+        for (int64_t j = 0; j <= i; ++j) {
+          const T* kj = k + ((b * Tn + j) * KVH + h / group) * D;
+          T dot = 0;
+          for (int64_t e = 0; e < D; ++e) dot += qi[e] * kj[e];
+          s[j] = dot * scale;
+          mx = std::max(mx, s[j]);
+        }
+        T l = 0;
+        for (int64_t j = 0; j <= i; ++j) l += std::exp(s[j] - mx);
+        T* oi = out + ((b * Tn + i) * H + h) * D;
+        for (int64_t e = 0; e < D; ++e) oi[e] = 0;
+        for (int64_t j = 0; j <= i; ++j) {
+          const T p = std::exp(s[j] - mx) / l;
+          const T* vj = v + ((b * Tn + j) * KVH + h / group) * D;
+          for (int64_t e = 0; e < D; ++e) oi[e] += p * vj[e];
+        }
+        lse[(b * H + h) * Tn + i] = mx + std::log(l);
+      }
+}
+
+template <class T>
+void attention_bwd(T* dq, T* dk, T* dv, const T* dout, const T* q, const T* k, const T* v, const T* out,
+                   const T* lse, int64_t B, int64_t Tn, int64_t H, int64_t KVH, int64_t D) {
+  const T scale = T(1) / std::sqrt(T(D));
+  const int64_t group = H / KVH;
+  std::fill(dq, dq + B * Tn * H * D, T(0));
+  std::fill(dk, dk + B * Tn * KVH * D, T(0));
+  std::fill(dv, dv + B * Tn * KVH * D, T(0));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < Tn; ++i) {
+        const int64_t qo = ((b * Tn + i) * H + h) * D;
+        T di = 0;  // D_i = dout_i . out_i
+        for (int64_t e = 0; e < D; ++e) di += dout[qo + e] * out[qo + e];
+        const T l = lse[(b * H + h) * Tn + i];
+        for (int64_t j = 0; j <= i; ++j) {
+          const int64_t ko = ((b * Tn + j) * KVH + h / group) * D;
+          T sdot = 0, dp = 0;
+          for (int64_t e = 0; e < D; ++e) {
+            sdot += q[qo + e] * k[ko + e];
+            dp += dout[qo + e] * v[ko + e];
+          }
+          const T p = std::exp(sdot * scale - l);
+          const T ds = p * (dp - di) * scale;
+          for (int64_t e = 0; e < D; ++e) {
+            dq[qo + e] += ds * k[ko + e];
+            dk[ko + e] += ds * q[qo + e];
+            dv[ko + e] += p * dout[qo + e];
+          }
+        }
+      }
+}
+
+template <class T>
+void relu2_fwd(T* out, const T* inp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T r = inp[i] > T(0) ? inp[i] : T(0);
+    out[i] = r * r;
+  }
+}
+
+template <class T>
+void relu2_bwd(T* dinp, const T* dout, const T* inp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dinp[i] = inp[i] > T(0) ? T(2) * inp[i] * dout[i] : T(0);
+}
+
+template <class T>
+void softcap_xent(T* logits, T* losses, const int32_t* targets, int64_t rows, int64_t V, T cap, T grad_scale) {
+  std::vector<T> z(static_cast<size_t>(V));
+  for (int64_t r = 0; r < rows; ++r) {
+    T* l = logits + r * V;
+    if (targets[r] < 0) {
+      losses[r] = 0;
+      if (grad_scale != T(0)) std::fill(l, l + V, T(0));
+      continue;
+    }
+    T mx = -INFINITY;
+    for (int64_t i = 0; i < V; ++i) {
+      z[i] = cap * std::tanh(l[i] / cap);
+      mx = std::max(mx, z[i]);
+    }
+    T sum = 0;
+    for (int64_t i = 0; i < V; ++i) sum += std::exp(z[i] - mx);
+    const T lse = mx + std::log(sum);
+    losses[r] = lse - z[targets[r]];
+    if (grad_scale != T(0))
+      for (int64_t i = 0; i < V; ++i) {
+        const T p = std::exp(z[i] - lse) - (i == targets[r] ? T(1) : T(0));
+        const T t = z[i] / cap;
+        l[i] = grad_scale * p * (T(1) - t * t);
+      }
+  }
+}
+
+template <class T>
+void embed_fwd(T* out, const int32_t* ids, const T* wte, int64_t n, int64_t c) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < c; ++j) out[i * c + j] = wte[int64_t(ids[i]) * c + j];
+}
+
+template <class T>
+void embed_bwd(T* dwte, const T* dout, const int32_t* ids, int64_t n, int64_t c) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < c; ++j) dwte[int64_t(ids[i]) * c + j] += dout[i * c + j];
+}
+
+template <class T>
+void adamw_step(T* p, const T* g, T* m, T* v, int64_t n, T lr, T b1, T b2, T eps, T wd, T bc1, T bc2) {
+  for (int64_t i = 0; i < n; ++i) {
+    m[i] = b1 * m[i] + (T(1) - b1) * g[i];
+    v[i] = b2 * v[i] + (T(1) - b2) * g[i] * g[i];
+    p[i] *= T(1) - lr * wd;
+    p[i] -= lr * (m[i] / bc1) / (std::sqrt(v[i] / bc2) + eps);
+  }
+}
+
+template <class T>
+void axpby(T* y, const T* x, int64_t n, T a, T b) {
+  for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + b * y[i];
+}
+
+template <class T>
+double sum_squares(const T* x, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += double(x[i]) * double(x[i]);
+  return s;
+}
+
+}  // namespace nt::ref

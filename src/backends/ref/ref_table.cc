@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// The reference backend: ops_ref.h instantiated for float.
+#include "backends/ref/ops_ref.h"
+#include "kernels/kernels.h"
+
+namespace nt {
+
+namespace {
+using namespace ref;
+void rope_fwd_f(float* x, const float* c, const float* s, int64_t b, int64_t t, int64_t h, int64_t d) {
+  rope_apply<float>(x, c, s, b, t, h, d, 1.0f);
+}
+void rope_bwd_f(float* x, const float* c, const float* s, int64_t b, int64_t t, int64_t h, int64_t d) {
+  rope_apply<float>(x, c, s, b, t, h, d, -1.0f);
+}
+}  // namespace
+
+const KernelTable& ref_kernels() {
+  static const KernelTable t = {
+      "ref",
+      matmul<float>,
+      rmsnorm_fwd<float>,
+      rmsnorm_bwd<float>,
+      rope_fwd_f,
+      rope_bwd_f,
+      attention_fwd<float>,
+      attention_bwd<float>,
+      relu2_fwd<float>,
+      relu2_bwd<float>,
+      softcap_xent<float>,
+      embed_fwd<float>,
+      embed_bwd<float>,
+      adamw_step<float>,
+      axpby<float>,
+      sum_squares<float>,
+  };
+  return t;
+}
+
+}  // namespace nt

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// `nanotrain eval bpb`: a run's val_bpb on any text, with the training definition.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "core/check.h"
+#include "core/system.h"
+#include "data/documents.h"
+#include "data/loader.h"
+#include "eval/bpb.h"
+#include "eval/run_folder.h"
+#include "model/weights_io.h"
+
+namespace nt::cli {
+
+void add_eval_command(CLI::App& app) {
+  struct Opts {
+    std::string run_dir, device = "cpu", jsonl_field = "text";
+    std::vector<std::string> inputs;
+    int batch_size = 8, threads = 0;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* ev = app.add_subcommand("eval", "Evaluate a trained model");
+  ev->require_subcommand(1);
+  auto* c = ev->add_subcommand("bpb", "Bits per byte of a run's model on text files / folders / JSONL");
+  c->add_option("--run-dir", o->run_dir, "Run folder written by nanotrain train")->required();
+  c->add_option("--input", o->inputs, "Text files, folders or .jsonl files")->required();
+  c->add_option("--jsonl-field", o->jsonl_field, "JSONL field holding the text")->capture_default_str();
+  c->add_option("--batch-size", o->batch_size, "Sequences per batch")->capture_default_str();
+  c->add_option("--device", o->device, "Backend: cpu, ref")->capture_default_str();
+  c->add_option("--threads", o->threads, "Threads (0 = all cores)")->capture_default_str();
+  c->add_flag("--json", o->json, "Print one JSON object instead of text");
+  c->callback([o] {
+    if (o->batch_size <= 0) fail("--batch-size %d: must be positive", o->batch_size);
+    if (o->threads < 0) fail("--threads %d: must be >= 0", o->threads);
+    setup_threads(o->threads);
+    RunFolder run = open_run_folder(o->run_dir);
+    const Tokenizer& tok = *run.tokenizer;
+    // Same token stream as training data: BOS before every document.
+    DocumentOptions dopt;
+    dopt.jsonl_field = o->jsonl_field;
+    std::vector<std::string> docs;
+    read_documents(o->inputs, dopt, docs);
+    if (docs.empty()) fail("--input: no text found");
+    const std::string tmp = run.dir + "/.eval_tokens.bin";
+    {
+      ShardWriter w(tmp, tok.vocab_size(), tok.bos_id(), tok.identity());
+      std::vector<uint32_t> ids;
+      for (const auto& d : docs) {
+        ids.clear();
+        tok.encode(d, ids);
+        w.add_document(ids);
+      }
+      w.finish();
+    }
+    std::vector<std::unique_ptr<Shard>> shards;
+    shards.push_back(std::make_unique<Shard>(tmp, nullptr));
+    std::remove(tmp.c_str());  // the mapping stays valid after unlink
+    const int T = run.model.seq_len;
+    ValLoader val(shards, o->batch_size, T);
+    Gpt model(run.model, kernels_for_device(o->device.c_str()), o->batch_size, T);
+    load_weights(run.weights_path, run.model, model.params());
+    BpbResult r = evaluate_bpb(model, val, tok, o->batch_size, T);
+    if (o->json) {
+      std::printf("%s\n", nlohmann::json{{"bpb", r.bpb}, {"loss", r.loss}, {"targets", r.targets}, {"bytes", r.bytes},
+                                         {"seconds", r.seconds}}
+                              .dump()
+                              .c_str());
+    } else {
+      std::printf("bpb %.4f | loss %.4f nats/token | %llu targets, %llu bytes | %.1fs\n", r.bpb, r.loss,
+                  (unsigned long long)r.targets, (unsigned long long)r.bytes, r.seconds);
+    }
+  });
+}
+
+}  // namespace nt::cli

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+// `nanotrain train`: every flag maps to one TrainConfig field.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "train/train_config.h"
+
+namespace nt::cli {
+
+void add_train_command(CLI::App& app) {
+  auto cfg = std::make_shared<TrainConfig>();
+  auto* c = app.add_subcommand("train", "Train a GPT from scratch under a wall-clock budget and report val_bpb");
+  c->add_option("--data", cfg->data_dir, "Prepared data folder (nanotrain data prepare)")->capture_default_str();
+  c->add_option("--run-dir", cfg->run_dir, "Run folder to write (default runs/<date>-<time>)");
+  c->add_option("--device", cfg->device, "Backend: cpu, ref (slow plain reference)")->capture_default_str();
+  c->add_option("--time-budget", cfg->time_budget, "Training time (data+fwd+bwd+optimizer): 90s, 5m, 1h")->capture_default_str();
+  c->add_option("--steps", cfg->steps, "Train for N optimizer steps instead of a time budget");
+  auto* g = "Model";
+  c->add_option("--preset", cfg->shape.preset, "tiny | cpu | frontier")->capture_default_str()->group(g);
+  c->add_option("--depth", cfg->shape.depth, "Layers; sets d_model = 64*depth rounded up to --head-dim")->group(g);
+  c->add_option("--d-model", cfg->shape.d_model, "Model width")->group(g);
+  c->add_option("--n-head", cfg->shape.n_head, "Query heads")->group(g);
+  c->add_option("--n-kv-head", cfg->shape.n_kv_head, "Key/value heads (grouped-query attention)")->group(g);
+  c->add_option("--head-dim", cfg->shape.head_dim, "Head dimension")->group(g);
+  c->add_option("--seq-len", cfg->shape.seq_len, "Sequence length")->group(g);
+  c->add_option("--vocab-size", cfg->shape.vocab_size, "Vocabulary (default: the tokenizer's)")->group(g);
+  c->add_option("--rope-base", cfg->shape.rope_base, "Rotary base (default 10000)")->group(g);
+  g = "Optimization";
+  c->add_option("--batch-size", cfg->batch_size, "Sequences per micro-batch")->capture_default_str()->group(g);
+  c->add_option("--total-batch-tokens", cfg->total_batch_tokens, "Tokens per optimizer step (gradient accumulation)")->group(g);
+  c->add_option("--lr-matrix", cfg->optim.lr_matrix, "Muon learning rate")->capture_default_str()->group(g);
+  c->add_option("--lr-embed", cfg->optim.lr_embed, "AdamW LR for the embedding (default 0.2*(d/768)^-0.5)")->group(g);
+  c->add_option("--lr-head", cfg->optim.lr_head, "AdamW LR for the output head (default 0.004*(d/768)^-0.5)")->group(g);
+  c->add_option("--beta1", cfg->optim.beta1, "AdamW beta1")->capture_default_str()->group(g);
+  c->add_option("--beta2", cfg->optim.beta2, "AdamW beta2")->capture_default_str()->group(g);
+  c->add_option("--adam-eps", cfg->optim.eps, "AdamW epsilon")->capture_default_str()->group(g);
+  c->add_option("--weight-decay", cfg->optim.weight_decay, "AdamW decoupled weight decay")->capture_default_str()->group(g);
+  c->add_option("--muon-momentum", cfg->optim.momentum, "Muon Nesterov momentum")->capture_default_str()->group(g);
+  c->add_option("--ns-steps", cfg->optim.ns_steps, "Muon Newton-Schulz iterations")->capture_default_str()->group(g);
+  c->add_option("--warmup-frac", cfg->schedule.warmup_frac, "LR warm-up, fraction of the budget")->capture_default_str()->group(g);
+  c->add_option("--warmdown-frac", cfg->schedule.warmdown_frac, "LR linear warm-down, fraction of the budget")->capture_default_str()->group(g);
+  c->add_option("--final-lr-frac", cfg->schedule.final_lr_frac, "LR multiplier at the end of warm-down")->capture_default_str()->group(g);
+  c->add_option("--seed", cfg->seed, "Seed for init and data order")->capture_default_str()->group(g);
+  g = "Evaluation and output";
+  c->add_option("--eval-every", cfg->eval_every, "0 (end only), N steps, or a training-time duration like 60s")->capture_default_str()->group(g);
+  c->add_option("--eval-tokens", cfg->eval_tokens, "Limit validation targets (0 = whole split)")->capture_default_str()->group(g);
+  c->add_option("--eval-batch-size", cfg->eval_batch_size, "Validation batch (default --batch-size)")->group(g);
+  c->add_option("--sample-tokens", cfg->sample_tokens, "Tokens to sample at the end (0 = none)")->capture_default_str()->group(g);
+  c->add_option("--sample-prompt", cfg->sample_prompt, "Prompt for the final sample")->capture_default_str()->group(g);
+  c->add_option("--threads", cfg->threads, "Threads (0 = all cores)")->capture_default_str()->group(g);
+  c->add_option("--peak-gflops", cfg->peak_gflops, "Peak GFLOP/s used for MFU (default 245 per thread)")->group(g);
+  c->add_flag("--quiet", cfg->quiet, "No progress output")->group(g);
+  c->callback([cfg] {
+    TrainSummary s = run_training(*cfg);
+    const auto& j = s.json;
+    std::printf("val_bpb %.4f | steps %lld | %.0f tokens in %.1fs (%.0f tok/s, MFU %.1f%%) | overshoot %+.3fs\n",
+                j["val_bpb"].get<double>(), (long long)j["steps"].get<int64_t>(), double(j["tokens_trained"].get<int64_t>()),
+                j["train_seconds"].get<double>(), j["tokens_per_second"].get<double>(), 100 * j["mfu"].get<double>(),
+                j["budget_overshoot_seconds"].get<double>());
+    if (!j["sample"].get<std::string>().empty()) std::printf("sample: %s\n", j["sample"].get<std::string>().c_str());
+    std::printf("run folder: %s\n", j["run_dir"].get<std::string>().c_str());
+  });
+}
+
+}  // namespace nt::cli

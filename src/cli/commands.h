@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+// Each subcommand lives in its own cmd_*.cc and registers itself on the root app here.
+// Callbacks report user errors by throwing nt::Error; main.cc prints them as one line.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace nt::cli {
+
+void add_train_command(CLI::App& app);
+void add_sample_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_data_command(CLI::App& app);
+void add_tokenizer_command(CLI::App& app);
+void add_info_command(CLI::App& app);
+
+// Thrown by a command to end the process with a specific exit code after a clean stop.
+struct ExitCode {
+  int code;
+};
+
+}  // namespace nt::cli

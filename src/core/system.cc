@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+#include "core/system.h"
+
+#include <cpuid.h>
+#include <omp.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace nt {
+
+size_t available_memory_bytes() {
+  FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  size_t kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "MemAvailable: %zu kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb * 1024;
+}
+
+size_t peak_rss_bytes() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return size_t(ru.ru_maxrss) * 1024;
+}
+
+CpuFeatures cpu_features() {
+  CpuFeatures f;
+  unsigned a, b, c, d;
+  if (__get_cpuid(1, &a, &b, &c, &d)) f.fma = (c >> 12) & 1;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+    f.avx2 = (b >> 5) & 1;
+    f.avx512f = (b >> 16) & 1;
+    f.avx512bw = (b >> 30) & 1;
+  }
+  if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512bf16 = (a >> 5) & 1;
+  return f;
+}
+
+std::string CpuFeatures::describe() const {
+  std::string s;
+  auto add = [&](bool on, const char* n) {
+    if (on) s += (s.empty() ? "" : " ") + std::string(n);
+  };
+  add(avx2, "avx2");
+  add(fma, "fma");
+  add(avx512f, "avx512f");
+  add(avx512bw, "avx512bw");
+  add(avx512bf16, "avx512bf16");
+  return s.empty() ? "none" : s;
+}
+
+int setup_threads(int threads) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  if (threads <= 0) threads = cpus.empty() ? omp_get_num_procs() : int(cpus.size());
+  omp_set_num_threads(threads);
+  if (!cpus.empty() && threads <= int(cpus.size())) {
+#pragma omp parallel num_threads(threads)
+    {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpus[size_t(omp_get_thread_num())], &one);
+      sched_setaffinity(0, sizeof one, &one);
+    }
+  }
+  return threads;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+}  // namespace nt

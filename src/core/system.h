@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+// Facts about the machine and process: memory, CPU features, threads, peak RSS.
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace nt {
+
+size_t available_memory_bytes();  // MemAvailable from /proc/meminfo (0 if unknown)
+size_t peak_rss_bytes();          // getrusage maxrss
+struct CpuFeatures {
+  bool avx2 = false, fma = false, avx512f = false, avx512bw = false, avx512bf16 = false;
+  std::string describe() const;  // "avx2 fma avx512f ..."
+};
+CpuFeatures cpu_features();
+// Sets the OpenMP thread count (0 = all cores) and pins each thread to one core, which keeps
+// the kernel from parking both threads on one core (PERF.md). Returns the count used.
+int setup_threads(int threads);
+std::string hostname();
+
+}  // namespace nt

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+// `nanotrain data prepare`: documents -> tokenizer -> train/val shards + data.json.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "data/documents.h"
+
+namespace nt {
+
+struct PrepareOptions {
+  std::vector<std::string> inputs;      // training text (and validation, unless val_inputs given)
+  std::vector<std::string> val_inputs;  // optional separate validation text
+  std::string tokenizer = "bytes";      // "bytes" or a tokenizer file
+  std::string out;                      // output folder
+  double val_frac = 0.02;
+  DocumentOptions docs;
+  bool quiet = false;
+};
+
+struct PrepareStats {
+  size_t train_docs = 0, val_docs = 0;
+  uint64_t train_tokens = 0, val_tokens = 0, train_bytes = 0, val_bytes = 0;
+  double seconds = 0;
+};
+
+PrepareStats prepare_data(const PrepareOptions& opt);
+
+}  // namespace nt

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+// val_bpb = sum of cross-entropy nats over validation targets / (ln 2 * sum of the UTF-8 bytes
+// of those target tokens). Targets that are special tokens (0 bytes) are excluded from both.
+#pragma once
+#include <cstdint>
+
+#include "data/loader.h"
+#include "model/gpt.h"
+#include "tokenizer/tokenizer.h"
+
+namespace nt {
+
+struct BpbResult {
+  double bpb = 0;
+  double loss = 0;       // mean nats per counted target
+  uint64_t targets = 0;  // counted targets
+  uint64_t bytes = 0;
+  double seconds = 0;
+};
+
+// Evaluates every batch of the loader (B, T must fit the model's buffers).
+BpbResult evaluate_bpb(Gpt& model, const ValLoader& val, const Tokenizer& tok, int B, int T);
+
+}  // namespace nt

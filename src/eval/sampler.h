@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// Autoregressive sampling. The default path keeps a KV cache (each new token costs one row of
+// work per layer); the reference path recomputes the whole prefix per token and exists to test
+// the cache (identical tokens at temperature 0).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "model/gpt.h"
+
+namespace nt {
+
+struct SampleOptions {
+  int max_tokens = 64;
+  double temperature = 0.8;  // 0 = greedy
+  int top_k = 50;            // 0 = all
+  uint64_t seed = 42;
+  bool use_kv_cache = true;
+};
+
+// Returns the generated ids (not including the prompt). Stops at the model's context length.
+// model's buffers must hold (1, seq_len) when use_kv_cache is false.
+std::vector<uint32_t> sample_tokens(Gpt& model, const std::vector<uint32_t>& prompt, const SampleOptions& opt);
+
+}  // namespace nt

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+// The op API: the backend seam between the model/optimizers and the compute kernels.
+//
+// The model and optimizers only ever call ops through a KernelTable; a backend fills one
+// (backends/ref: plain loops, the executable spec; backends/cpu: threaded, vectorised, oneDNN
+// GEMMs). A backend that lacks an op leaves the entry null and the caller reports a clear error.
+//
+// Shape letters: B batch, T time, C channels (d_model), V vocab, L layers, H query heads,
+// KVH key/value heads, D head dim, F = 4C MLP hidden, N = B*T rows. All tensors are row-major,
+// contiguous, float32, with the shape given in the comment.
+//
+// Gradient convention: parameter gradients ACCUMULATE (+=) so micro-batch accumulation is free;
+// activation gradients OVERWRITE (=) unless the op takes an `accumulate` flag (the residual
+// stream accumulates).
+#pragma once
+#include <cstdint>
+
+namespace nt {
+
+struct KernelTable {
+  const char* name;  // "ref", "cpu-avx2", "cpu-avx512"
+
+  // C(M,N) = op(A) @ op(B) + beta * C, op(A) is (M,K): A is (M,K), or (K,M) when trans_a;
+  // op(B) is (K,N): B is (K,N), or (N,K) when trans_b. beta = 0 overwrites, 1 accumulates.
+  void (*matmul)(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                 bool trans_a, bool trans_b, float beta);
+
+  // out = x / sqrt(mean(x^2) + eps) per row; rstd(rows) saved for backward. No weight.
+  void (*rmsnorm_fwd)(float* out, float* rstd, const float* inp, int64_t rows, int64_t dim,
+                      float eps);
+  // dinp (=, or += when accumulate) from dout, the saved normalised out and rstd.
+  void (*rmsnorm_bwd)(float* dinp, const float* dout, const float* out, const float* rstd,
+                      int64_t rows, int64_t dim, bool accumulate);
+
+  // Rotary embedding in place on x (B, T, heads, D), half-split layout: with x1 = x[:D/2],
+  // x2 = x[D/2:], y1 = x1 cos + x2 sin, y2 = -x1 sin + x2 cos. cos/sin are (T, D/2) tables for
+  // positions pos0 .. pos0+T-1 (pos0 lets the sampler rotate one position).
+  void (*rope_fwd)(float* x, const float* cos, const float* sin, int64_t batch, int64_t t,
+                   int64_t heads, int64_t d);
+  // The inverse rotation (the transpose), in place: turns dy into dx.
+  void (*rope_bwd)(float* dx, const float* cos, const float* sin, int64_t batch, int64_t t,
+                   int64_t heads, int64_t d);
+
+  // Causal attention with scale 1/sqrt(D) and grouped-query heads (query head h reads kv head
+  // h / (H / KVH)). q (B,T,H,D), k, v (B,T,KVH,D) -> out (B,T,H,D), lse (B,H,T) saved.
+  void (*attention_fwd)(float* out, float* lse, const float* q, const float* k, const float* v,
+                        int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d);
+  // dq, dk, dv overwritten.
+  void (*attention_bwd)(float* dq, float* dk, float* dv, const float* dout, const float* q,
+                        const float* k, const float* v, const float* out, const float* lse,
+                        int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d);
+
+  // out = relu(x)^2 ; dinp = dout * 2 relu(x).
+  void (*relu2_fwd)(float* out, const float* inp, int64_t n);
+  void (*relu2_bwd)(float* dinp, const float* dout, const float* inp, int64_t n);
+
+  // Soft-capped cross-entropy over rows of logits (rows, V): z = cap tanh(l / cap),
+  // loss[r] = logsumexp(z) - z[target]; rows with target < 0 get loss 0. When grad_scale != 0,
+  // logits is overwritten by dL/dlogits * grad_scale (zero for ignored rows).
+  void (*softcap_xent)(float* logits, float* losses, const int32_t* targets, int64_t rows,
+                       int64_t v, float cap, float grad_scale);
+
+  // out(N,C) = wte[ids]; dwte += scatter of dout by ids.
+  void (*embed_fwd)(float* out, const int32_t* ids, const float* wte, int64_t n, int64_t c);
+  void (*embed_bwd)(float* dwte, const float* dout, const int32_t* ids, int64_t n, int64_t c);
+
+  // AdamW on n elements. lr already includes the schedule; bc1 = 1 - beta1^t, bc2 = 1 - beta2^t.
+  void (*adamw_step)(float* p, const float* g, float* m, float* v, int64_t n, float lr,
+                     float beta1, float beta2, float eps, float weight_decay, float bc1,
+                     float bc2);
+  // y = a * x + b * y (elementwise), used by Muon.
+  void (*axpby)(float* y, const float* x, int64_t n, float a, float b);
+  // Sum of squares, accumulated in double.
+  double (*sum_squares)(const float* x, int64_t n);
+};
+
+// The plain reference (single thread, naive loops) and the CPU backend chosen for this CPU.
+const KernelTable& ref_kernels();
+const KernelTable& cpu_kernels();
+// "cpu" or "ref"; anything else is a one-line error listing what exists.
+const KernelTable& kernels_for_device(const char* device);
+
+}  // namespace nt

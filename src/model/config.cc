@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+#include "model/config.h"
+
+#include "core/check.h"
+
+namespace nt {
+
+void ModelConfig::validate() const {
+  auto pos = [](int v, const char* flag) {
+    if (v <= 0) fail("%s %d: must be positive", flag, v);
+  };
+  pos(depth, "--depth");
+  pos(d_model, "--d-model");
+  pos(n_head, "--n-head");
+  pos(n_kv_head, "--n-kv-head");
+  pos(head_dim, "--head-dim");
+  pos(seq_len, "--seq-len");
+  pos(vocab_size, "--vocab-size");
+  if (head_dim % 2 != 0) fail("--head-dim %d: must be even (rotary embeddings rotate pairs)", head_dim);
+  if (n_head % n_kv_head != 0) fail("--n-kv-head %d: must divide --n-head %d", n_kv_head, n_head);
+  if (int64_t(n_head) * head_dim != d_model)
+    fail("--n-head %d x --head-dim %d must equal --d-model %d", n_head, head_dim, d_model);
+  if (depth > 1024 || d_model > 65536 || n_head > 4096 || head_dim > 4096 || seq_len > (1 << 20) ||
+      vocab_size > (1 << 24))
+    fail("model shape out of range (depth %d, d-model %d, n-head %d, head-dim %d, seq-len %d, vocab %d)", depth,
+         d_model, n_head, head_dim, seq_len, vocab_size);
+  if (!(rope_base > 1)) fail("--rope-base %g: must be > 1", rope_base);
+  if (!(softcap > 0)) fail("softcap %g: must be positive", softcap);
+  if (!(norm_eps > 0)) fail("norm_eps %g: must be positive", norm_eps);
+}
+
+nlohmann::json ModelConfig::to_json() const {
+  return {{"depth", depth},         {"d_model", d_model},   {"n_head", n_head},
+          {"n_kv_head", n_kv_head}, {"head_dim", head_dim}, {"seq_len", seq_len},
+          {"vocab_size", vocab_size}, {"rope_base", rope_base}, {"softcap", softcap},
+          {"norm_eps", norm_eps}};
+}
+
+ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
+  ModelConfig c;
+  try {
+    c.depth = j.at("depth").get<int>();
+    c.d_model = j.at("d_model").get<int>();
+    c.n_head = j.at("n_head").get<int>();
+    c.n_kv_head = j.at("n_kv_head").get<int>();
+    c.head_dim = j.at("head_dim").get<int>();
+    c.seq_len = j.at("seq_len").get<int>();
+    c.vocab_size = j.at("vocab_size").get<int>();
+    c.rope_base = j.value("rope_base", 10000.0);
+    c.softcap = j.value("softcap", 15.0);
+    c.norm_eps = j.value("norm_eps", 1e-6);
+  } catch (const nlohmann::json::exception& e) {
+    fail("model config: %s", e.what());
+  }
+  c.validate();
+  return c;
+}
+
+ModelConfig resolve_model_config(const ShapeFlags& f, int data_vocab) {
+  ModelConfig c;
+  bool fixed_vocab = false;
+  if (f.preset == "tiny") {
+    // Tests and smoke runs: trains in seconds.
+    c.depth = 2, c.d_model = 64, c.n_head = 2, c.n_kv_head = 2, c.head_dim = 32, c.seq_len = 64;
+  } else if (f.preset == "cpu") {
+    // The default: a few-million-parameter model that makes real progress in 5 minutes on 2 cores
+    // (see docs/PERFORMANCE.md for the measurement behind it).
+    c.depth = 4, c.d_model = 256, c.n_head = 4, c.n_kv_head = 4, c.head_dim = 64, c.seq_len = 256;
+  } else if (f.preset == "frontier") {
+    // The competition baseline: depth 8, d_model 512 (4 heads of 128), vocab 32768, T 2048.
+    c.depth = 8, c.d_model = 512, c.n_head = 4, c.n_kv_head = 4, c.head_dim = 128, c.seq_len = 2048;
+    c.vocab_size = 32768, fixed_vocab = true;
+  } else {
+    fail("--preset %s: unknown preset (tiny, cpu, frontier)", f.preset.c_str());
+  }
+  if (f.depth < 0 || f.d_model < 0 || f.n_head < 0 || f.n_kv_head < 0 || f.head_dim < 0 || f.seq_len < 0 ||
+      f.vocab_size < 0)
+    fail("model shape flags must be positive (depth %d, d-model %d, n-head %d, n-kv-head %d, head-dim %d, "
+         "seq-len %d, vocab-size %d)", f.depth, f.d_model, f.n_head, f.n_kv_head, f.head_dim, f.seq_len, f.vocab_size);
+  if (f.head_dim != 0) c.head_dim = f.head_dim;
+  if (f.depth != 0) {  // nanochat: d_model = 64 * depth, rounded up to a multiple of head_dim
+    c.depth = f.depth;
+    c.d_model = ((64 * f.depth + c.head_dim - 1) / c.head_dim) * c.head_dim;
+  }
+  if (f.d_model != 0) c.d_model = f.d_model;
+  if (f.n_head != 0) {
+    c.n_head = f.n_head;
+    if (f.head_dim == 0) {
+      if (c.d_model % f.n_head != 0) fail("--n-head %d: does not divide d_model %d", f.n_head, c.d_model);
+      c.head_dim = c.d_model / f.n_head;
+    }
+  } else {
+    if (c.d_model % c.head_dim != 0) fail("--head-dim %d: does not divide d_model %d", c.head_dim, c.d_model);
+    c.n_head = c.d_model / c.head_dim;
+  }
+  c.n_kv_head = f.n_kv_head != 0 ? f.n_kv_head : c.n_head;
+  if (f.seq_len != 0) c.seq_len = f.seq_len;
+  if (f.rope_base != 0) c.rope_base = f.rope_base;
+  if (f.vocab_size != 0) c.vocab_size = f.vocab_size;
+  else if (!fixed_vocab && data_vocab > 0) c.vocab_size = data_vocab;
+  c.validate();
+  return c;
+}
+
+int64_t count_params(const ModelConfig& c) {
+  return count_matmul_params(c) + int64_t(c.vocab_size) * c.d_model;
+}
+
+int64_t count_matmul_params(const ModelConfig& c) {
+  const int64_t C = c.d_model, HD = int64_t(c.n_head) * c.head_dim, KD = int64_t(c.n_kv_head) * c.head_dim;
+  const int64_t per_layer = HD * C + 2 * KD * C + C * HD + 2 * 4 * C * C;
+  return c.depth * per_layer + int64_t(c.vocab_size) * C;
+}
+
+double flops_per_token(const ModelConfig& c, int seq_len) {
+  // Causal attention: QK^T and PV, forward + backward (x3), half the matrix on average.
+  const double attn = 12.0 * c.depth * c.n_head * c.head_dim * seq_len / 2.0;
+  return 6.0 * double(count_matmul_params(c)) + attn;
+}
+
+}  // namespace nt

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// The baseline GPT: explicit forward and backward over buffers sized up front.
+//
+//   x = rms(wte[idx]);  for each block: x += attn(rms(x)); x += mlp(rms(x))
+//   logits = 15 tanh((rms(x) @ lm_head^T) / 15);  loss = mean cross-entropy
+//   attn: q, k, v projections -> rotary (half split) -> RMSNorm on q, k -> causal GQA -> c_proj
+//   mlp:  c_fc -> relu^2 -> c_proj.   No biases, no learnable norm weights.
+//
+// The output head and the loss are fused and processed in row chunks, so the (B*T, V) logits
+// are never all held at once; in training, the head's backward runs inside that same pass.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/buffer.h"
+#include "kernels/kernels.h"
+#include "model/config.h"
+#include "model/params.h"
+
+namespace nt {
+
+// Saved activations of one block, (N = B*T rows).
+struct LayerActs {
+  Buffer<float> ln1, rstd1;       // (N, C), (N)   input of attention, normalised
+  Buffer<float> q, rstd_q;        // (N, H*D), (N*H)   after rotary + QK-norm
+  Buffer<float> k, rstd_k;        // (N, KVH*D), (N*KVH)
+  Buffer<float> v;                // (N, KVH*D)
+  Buffer<float> att, lse;         // (N, H*D), (B, H, T)
+  Buffer<float> ln2, rstd2;       // (N, C), (N)
+  Buffer<float> fc;               // (N, 4C)   pre-activation
+};
+
+class Gpt {
+ public:
+  // batch, seq: the largest (B, T) the activation buffers must hold.
+  Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq);
+
+  const ModelConfig& config() const { return cfg_; }
+  ParamArena& params() { return params_; }
+  ParamArena& grads() { return grads_; }
+  const KernelTable& kernels() const { return k_; }
+
+  // Forward + backward on one micro-batch; parameter gradients ACCUMULATE, scaled so that the
+  // gradient is of (mean loss over valid targets) * grad_scale. Returns the mean loss.
+  double forward_backward(const int32_t* inputs, const int32_t* targets, int B, int T, double grad_scale);
+  // Forward only; writes the per-position loss (0 where target < 0) into losses (B*T) and
+  // returns the sum of losses.
+  double forward_loss(const int32_t* inputs, const int32_t* targets, int B, int T, float* losses);
+  // Forward only; logits (B*T, V) after the soft-cap, for the sampler's reference path.
+  void forward_logits(const int32_t* inputs, int B, int T, float* logits);
+
+  // Bytes held by activations and scratch for this (batch, seq).
+  static size_t activation_bytes(const ModelConfig& cfg, int batch, int seq);
+
+  // The rotary tables (T, D/2), positions 0..seq_len-1.
+  const float* rope_cos() const { return cos_.data(); }
+  const float* rope_sin() const { return sin_.data(); }
+
+ private:
+  void forward_blocks(const int32_t* inputs, int B, int T);
+  // Head + loss over the final normalised activations; if grad_scale != 0, also writes
+  // dlnf and accumulates the head gradient.
+  double head_loss(const int32_t* targets, int64_t N, float grad_scale, float* losses);
+  void backward_blocks(const int32_t* inputs, int B, int T);
+
+  ModelConfig cfg_;
+  const KernelTable& k_;
+  int max_b_, max_t_;
+  ParamArena params_, grads_;
+  Buffer<float> cos_, sin_;
+  // Activations.
+  Buffer<float> ln0_, rstd0_;   // (N, C) normalised embedding (the residual's start), (N)
+  Buffer<float> x_;             // (N, C) residual stream
+  std::vector<LayerActs> acts_;
+  Buffer<float> lnf_, rstdf_;   // (N, C), (N)
+  // Scratch (shared between layers).
+  Buffer<float> logits_;        // (chunk, V)
+  Buffer<float> row_loss_;      // (N)
+  Buffer<float> dx_, dln_, dlnf_;     // (N, C)
+  Buffer<float> act_, dact_;          // (N, 4C)
+  Buffer<float> datt_, dq_, dk_, dv_; // (N, H*D), (N, KVH*D) x2
+  Buffer<float> hidden_;              // (N, H*D) attention output scratch in forward_logits
+};
+
+// Rows of logits processed at once by the fused head + loss.
+inline constexpr int64_t kHeadChunkRows = 256;
+
+}  // namespace nt

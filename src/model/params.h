@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// The parameter table: the single list of every weight (name, shape, optimizer group, layer),
+// from which the arena layout, the optimizers' groups and the safetensors file are all derived.
+//
+// Names follow nanochat's PyTorch module names, and shapes nn.Linear's (out, in) layout, so
+// that the safetensors file loads into a PyTorch model with a few lines (docs/FORMATS.md).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/buffer.h"
+#include "model/config.h"
+
+namespace nt {
+
+enum class ParamGroup { kEmbed, kHead, kMatrix };
+
+struct ParamSpec {
+  std::string name;
+  int64_t rows, cols;  // (out, in) for linears; (V, C) for the embedding
+  ParamGroup group;
+  int layer;  // -1 for the embedding and head
+  // Init std (0 means zero init).
+  double init_std;
+  int64_t numel() const { return rows * cols; }
+};
+
+// Storage order: wte, then per layer c_q, c_k, c_v, c_proj, c_fc, mlp.c_proj, then lm_head.
+std::vector<ParamSpec> param_specs(const ModelConfig& c);
+
+// Pointers into a flat arena laid out by param_specs (used for params and for grads alike).
+struct LayerTensors {
+  float* wq;      // (H*D, C)
+  float* wk;      // (KVH*D, C)
+  float* wv;      // (KVH*D, C)
+  float* wo;      // (C, H*D)
+  float* wfc;     // (4C, C)
+  float* wproj;   // (C, 4C)
+};
+struct ModelTensors {
+  float* wte;      // (V, C)
+  float* lm_head;  // (V, C)
+  std::vector<LayerTensors> layers;
+};
+
+struct ParamArena {
+  std::vector<ParamSpec> specs;
+  std::vector<size_t> offsets;  // element offset of each spec in `data`
+  Buffer<float> data;
+
+  explicit ParamArena(const ModelConfig& c);
+  size_t numel() const { return data.size(); }
+  float* tensor(size_t i) { return data.data() + offsets[i]; }
+  const float* tensor(size_t i) const { return data.data() + offsets[i]; }
+  ModelTensors views();
+};
+
+// Fills params deterministically from the seed (nanochat init; see ParamSpec::init_std).
+void init_params(ParamArena& p, uint64_t seed);
+
+}  // namespace nt

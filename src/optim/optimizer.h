@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+// The baseline's optimizers over the parameter table's groups:
+//  * Muon for every matrix inside the blocks: Nesterov momentum, then the update is
+//    orthogonalised by Newton-Schulz (quintic (3.4445, -4.7750, 2.0315)) on the
+//    Frobenius-normalised matrix, working on the smaller Gram side, and scaled by
+//    sqrt(max(1, rows/cols)).
+//  * AdamW (decoupled weight decay, bias correction) for the embedding and the output head.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/buffer.h"
+#include "kernels/kernels.h"
+#include "model/params.h"
+
+namespace nt {
+
+struct OptimConfig {
+  double lr_matrix = 0.02;  // Muon
+  double lr_embed = -1;     // AdamW; < 0: 0.2 * (d_model / 768)^-0.5
+  double lr_head = -1;      // AdamW; < 0: 0.004 * (d_model / 768)^-0.5
+  double beta1 = 0.8, beta2 = 0.95, eps = 1e-10;
+  double weight_decay = 0.0;  // AdamW groups
+  double momentum = 0.95;     // Muon
+  int ns_steps = 5;
+  // Fills the d_model-scaled defaults and checks ranges (errors name the flag).
+  void resolve(int d_model);
+  nlohmann::json to_json() const;
+};
+
+class Optimizer {
+ public:
+  Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k);
+  // One update with every learning rate multiplied by lrm.
+  void step(ParamArena& params, const ParamArena& grads, double lrm);
+  int64_t steps_taken() const { return t_; }
+  // Extra floats held as state (for the memory estimate).
+  static size_t state_floats(const ParamArena& params);
+  // State for checkpoints: Adam moments and Muon momentum share the parameters' layout.
+  Buffer<float>& m() { return m_; }
+  Buffer<float>& v() { return v_; }
+  void set_steps_taken(int64_t t) { t_ = t; }
+
+ private:
+  void muon_update(float* p, const float* g, float* buf, int64_t rows, int64_t cols, float lr);
+  OptimConfig cfg_;
+  const KernelTable& k_;
+  int64_t t_ = 0;
+  // m_: Adam first moment or Muon momentum; v_: Adam second moment (unused for matrices).
+  Buffer<float> m_, v_;
+  Buffer<float> x_, y_, a_, b_;  // Newton-Schulz scratch
+};
+
+// Newton-Schulz orthogonalisation of x (rows, cols) in place, rows <= cols required.
+void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b, int64_t rows, int64_t cols,
+                   int steps);
+
+}  // namespace nt

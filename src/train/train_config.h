@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// Every setting of a training run. The CLI fills it from flags (cmd_train.cc); config.json in
+// the run folder records it resolved.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/config.h"
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+
+namespace nt {
+
+struct TrainConfig {
+  std::string data_dir = "data/shards";
+  std::string run_dir;  // empty: runs/<date>-<time>
+  std::string device = "cpu";
+  ShapeFlags shape;
+  OptimConfig optim;
+  Schedule schedule;
+  std::string time_budget = "5m";  // training time only; ignored when steps > 0
+  int64_t steps = 0;               // > 0: a step-count run
+  int batch_size = 16;             // sequences per micro-batch
+  int64_t total_batch_tokens = 0;  // tokens per optimizer step; 0 = batch_size * seq_len
+  uint64_t seed = 1337;
+  std::string eval_every = "0";    // "0" (only at the end), "N" steps, or a duration "60s"
+  int64_t eval_tokens = 0;         // 0 = the whole validation split
+  int eval_batch_size = 0;         // 0 = batch_size
+  int threads = 0;                 // 0 = every core this process may use
+  double peak_gflops = 0;          // 0 = assume 245 GFLOP/s per thread (fp32 AVX-512, PERF.md)
+  int sample_tokens = 64;
+  std::string sample_prompt = "The ";
+  bool quiet = false;
+};
+
+struct TrainSummary {
+  nlohmann::json json;
+};
+
+// Runs the whole job: data, model, loop under the budget, final eval, sample, run folder.
+TrainSummary run_training(const TrainConfig& cfg);
+
+}  // namespace nt

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+// The training job: open data, build the model, train under the budget, evaluate, sample,
+// and write the run folder (config.json, metrics.jsonl, summary.json, model.safetensors).
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "core/check.h"
+#include "core/duration.h"
+#include "core/files.h"
+#include "core/system.h"
+#include "data/dataset.h"
+#include "data/loader.h"
+#include "eval/bpb.h"
+#include "eval/sampler.h"
+#include "model/gpt.h"
+#include "model/weights_io.h"
+#include "optim/optimizer.h"
+#include "train/progress.h"
+#include "train/time_budget.h"
+#include "train/train_config.h"
+
+namespace nt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string default_run_dir() {
+  std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "runs/%Y%m%d-%H%M%S", std::localtime(&t));
+  return buf;
+}
+
+// "0" = never (only at the end); "N" = every N steps; a duration = every that much training time.
+struct EvalEvery {
+  int64_t steps = 0;
+  double seconds = 0;
+};
+EvalEvery parse_eval_every(const std::string& s) {
+  EvalEvery e;
+  if (s == "0") return e;
+  if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos) {
+    e.steps = std::stoll(s);
+    return e;
+  }
+  auto d = parse_duration(s);
+  if (!d) fail("--eval-every %s: expected 0, a step count, or a duration such as 60s", s.c_str());
+  e.seconds = *d;
+  return e;
+}
+
+std::string human_bytes(double b) {
+  const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int i = 0;
+  while (b >= 1024 && i < 4) b /= 1024, ++i;
+  return strf("%.1f %s", b, u[i]);
+}
+
+}  // namespace
+
+TrainSummary run_training(const TrainConfig& cfg) {
+  namespace fs = std::filesystem;
+  const auto wall0 = Clock::now();
+  // ---- Validate flags that do not need the data.
+  double budget_s = 0;
+  if (cfg.steps < 0) fail("--steps %lld: must be positive", (long long)cfg.steps);
+  if (cfg.steps == 0) {
+    auto d = parse_duration(cfg.time_budget);
+    if (!d) fail("--time-budget %s: expected a positive duration such as 90s, 5m, 1h", cfg.time_budget.c_str());
+    budget_s = *d;
+  }
+  if (cfg.batch_size <= 0) fail("--batch-size %d: must be positive", cfg.batch_size);
+  if (cfg.eval_batch_size < 0) fail("--eval-batch-size %d: must be positive", cfg.eval_batch_size);
+  if (cfg.eval_tokens < 0) fail("--eval-tokens %lld: must be >= 0", (long long)cfg.eval_tokens);
+  if (cfg.total_batch_tokens < 0) fail("--total-batch-tokens %lld: must be positive", (long long)cfg.total_batch_tokens);
+  if (cfg.threads < 0) fail("--threads %d: must be >= 0", cfg.threads);
+  if (cfg.sample_tokens < 0) fail("--sample-tokens %d: must be >= 0", cfg.sample_tokens);
+  if (cfg.peak_gflops < 0) fail("--peak-gflops %g: must be positive", cfg.peak_gflops);
+  cfg.schedule.validate();
+  const EvalEvery eval_every = parse_eval_every(cfg.eval_every);
+  const KernelTable& kernels = kernels_for_device(cfg.device.c_str());
+  const int threads = setup_threads(cfg.threads);
+
+  // ---- Data and model shape.
+  Dataset ds = open_dataset(cfg.data_dir);
+  const Tokenizer& tok = *ds.tokenizer;
+  ModelConfig mc = resolve_model_config(cfg.shape, int(tok.vocab_size()));
+  if (uint32_t(mc.vocab_size) < tok.vocab_size())
+    fail("--vocab-size %d: smaller than the data's tokenizer vocabulary (%u)", mc.vocab_size, tok.vocab_size());
+  const int B = cfg.batch_size, T = mc.seq_len;
+  const int64_t micro_tokens = int64_t(B) * T;
+  const int64_t step_tokens = cfg.total_batch_tokens > 0 ? cfg.total_batch_tokens : micro_tokens;
+  if (step_tokens % micro_tokens != 0)
+    fail("--total-batch-tokens %lld: must be a multiple of --batch-size x seq_len = %lld", (long long)step_tokens,
+         (long long)micro_tokens);
+  const int64_t accum = step_tokens / micro_tokens;
+  OptimConfig oc = cfg.optim;
+  oc.resolve(mc.d_model);
+  const int eval_B = cfg.eval_batch_size > 0 ? cfg.eval_batch_size : B;
+
+  // ---- Memory: refuse before allocating if it cannot fit.
+  const int64_t n_params = count_params(mc), n_matmul = count_matmul_params(mc);
+  ParamArena sizing(mc);
+  const size_t param_bytes = sizing.numel() * sizeof(float);
+  const size_t state_bytes = Optimizer::state_floats(sizing) * sizeof(float);
+  const size_t act_bytes = Gpt::activation_bytes(mc, std::max(B, eval_B), T);
+  const size_t need = 2 * param_bytes + state_bytes + act_bytes;
+  const size_t avail = available_memory_bytes();
+  ProgressLine progress(cfg.quiet);
+  progress.print(strf("nanotrain %s | device %s (%s) | cpu features: %s | threads %d", NT_VERSION, cfg.device.c_str(),
+                      kernels.name, cpu_features().describe().c_str(), threads));
+  progress.print(strf("model: preset %s, depth %d, d_model %d, heads %d (kv %d) x %d, seq %d, vocab %d | params %lld "
+                      "(%lld matmul, %lld embedding)",
+                      cfg.shape.preset.c_str(), mc.depth, mc.d_model, mc.n_head, mc.n_kv_head, mc.head_dim, mc.seq_len,
+                      mc.vocab_size, (long long)n_params, (long long)n_matmul, (long long)(n_params - n_matmul)));
+  progress.print(strf("memory: params %s + grads %s + optimizer %s + activations %s = %s (available %s)",
+                      human_bytes(double(param_bytes)).c_str(), human_bytes(double(param_bytes)).c_str(),
+                      human_bytes(double(state_bytes)).c_str(), human_bytes(double(act_bytes)).c_str(),
+                      human_bytes(double(need)).c_str(), human_bytes(double(avail)).c_str()));
+  if (avail > 0 && double(need) > 0.9 * double(avail))
+    fail("this run needs about %s but only %s of memory is available; lower --batch-size or the model size",
+         human_bytes(double(need)).c_str(), human_bytes(double(avail)).c_str());
+
+  // ---- Run folder.
+  const std::string run_dir = cfg.run_dir.empty() ? default_run_dir() : cfg.run_dir;
+  make_dirs(run_dir);
+  const std::string tok_spec = tok.save_to_dir(run_dir);
+  const double peak_gflops = cfg.peak_gflops > 0 ? cfg.peak_gflops : 245.0 * threads;
+  const std::string peak_source = cfg.peak_gflops > 0 ? "--peak-gflops" : "assumed 245 GFLOP/s per thread (fp32 AVX-512 FMA)";
+  nlohmann::json config_json = {
+      {"program", "nanotrain"}, {"version", NT_VERSION}, {"model", mc.to_json()}, {"optimizer", oc.to_json()},
+      {"schedule", {{"warmup_frac", cfg.schedule.warmup_frac}, {"warmdown_frac", cfg.schedule.warmdown_frac},
+                    {"final_lr_frac", cfg.schedule.final_lr_frac}}},
+      {"preset", cfg.shape.preset}, {"data_dir", cfg.data_dir}, {"tokenizer", tok_spec},
+      {"tokenizer_id", to_hex(tok.identity())}, {"device", cfg.device}, {"kernels", kernels.name},
+      {"time_budget_seconds", budget_s}, {"steps", cfg.steps}, {"batch_size", B}, {"seq_len", T},
+      {"total_batch_tokens", step_tokens}, {"grad_accum_steps", accum}, {"seed", cfg.seed},
+      {"eval_every", cfg.eval_every}, {"eval_tokens", cfg.eval_tokens}, {"eval_batch_size", eval_B},
+      {"threads", threads}, {"peak_gflops", peak_gflops}};
+  write_file_atomic((fs::path(run_dir) / "config.json").string(), config_json.dump(2) + "\n");
+  std::ofstream metrics((fs::path(run_dir) / "metrics.jsonl").string(), std::ios::trunc);
+  if (!metrics) fail("%s: cannot write metrics.jsonl", run_dir.c_str());
+  progress.print(strf("run folder: %s | batch %d x %d tokens, %lld micro-batch(es) per step (%lld tokens) | %s",
+                      run_dir.c_str(), B, T, (long long)accum, (long long)step_tokens,
+                      cfg.steps > 0 ? strf("%lld steps", (long long)cfg.steps).c_str()
+                                    : ("budget " + format_duration(budget_s)).c_str()));
+
+  // ---- Model, optimizer, loaders.
+  Gpt model(mc, kernels, std::max(B, eval_B), T);
+  init_params(model.params(), cfg.seed);
+  Optimizer opt(oc, model.params(), kernels);
+  TrainLoader loader(ds.train, B, T, cfg.seed);
+  ValLoader val(ds.val, eval_B, T, uint64_t(cfg.eval_tokens));
+  std::vector<int32_t> inputs(static_cast<size_t>(micro_tokens)), targets(static_cast<size_t>(micro_tokens));
+
+  const double fpt = flops_per_token(mc, T);
+  TimeBudget budget(budget_s);
+  double eval_seconds = 0, last_eval_at = -1, data_seconds = 0;
+  int64_t step = 0;
+  double last_loss = NAN;
+  BpbResult last_eval;
+  auto run_eval = [&]() {
+    last_eval = evaluate_bpb(model, val, tok, eval_B, T);
+    eval_seconds += last_eval.seconds;
+    last_eval_at = budget.used();
+    metrics << nlohmann::json{{"type", "eval"}, {"step", step}, {"train_seconds", budget.used()},
+                              {"val_bpb", last_eval.bpb}, {"val_loss", last_eval.loss},
+                              {"val_targets", last_eval.targets}, {"eval_seconds", last_eval.seconds}}
+                   .dump()
+            << "\n";
+    metrics.flush();
+    progress.print(strf("step %lld | val_bpb %.4f | val_loss %.4f | %llu targets in %.1fs (not charged)",
+                        (long long)step, last_eval.bpb, last_eval.loss, (unsigned long long)last_eval.targets,
+                        last_eval.seconds));
+  };
+
+  for (;;) {
+    const bool last = cfg.steps > 0 ? step >= cfg.steps : (step > 0 && budget.next_step_would_overrun());
+    const bool eval_due = (eval_every.steps > 0 && step > 0 && step % eval_every.steps == 0) ||
+                          (eval_every.seconds > 0 && budget.used() - std::max(0.0, last_eval_at) >= eval_every.seconds &&
+                           step > 0);
+    if (last) break;
+    if (eval_due) run_eval();
+    const double progress_frac =
+        cfg.steps > 0 ? double(step) / double(cfg.steps) : budget.progress();
+    const double lrm = cfg.schedule.multiplier(progress_frac);
+    const auto t0 = Clock::now();
+    model.grads().data.zero();
+    double loss = 0;
+    for (int64_t a = 0; a < accum; ++a) {
+      const auto td = Clock::now();
+      loader.next(inputs.data(), targets.data());
+      data_seconds += since(td);
+      loss += model.forward_backward(inputs.data(), targets.data(), B, T, 1.0 / double(accum)) / double(accum);
+    }
+    if (!std::isfinite(loss)) fail("step %lld: the loss is not finite (%g); lower the learning rates", (long long)step, loss);
+    opt.step(model.params(), model.grads(), lrm);
+    const double dt = since(t0);
+    budget.charge(dt);
+    ++step;
+    last_loss = loss;
+    const double tps = double(step_tokens) / dt;
+    const double mfu = tps * fpt / (peak_gflops * 1e9);
+    metrics << nlohmann::json{{"type", "step"}, {"step", step}, {"loss", loss}, {"lr_mult", lrm},
+                              {"train_seconds", budget.used()}, {"step_seconds", dt},
+                              {"tokens", step * step_tokens}, {"tokens_per_second", tps}, {"mfu", mfu}}
+                   .dump()
+            << "\n";
+    const std::string left = cfg.steps > 0 ? strf("%lld steps left", (long long)(cfg.steps - step))
+                                           : format_duration(std::max(0.0, budget_s - budget.used())) + " left";
+    progress.update(strf("%s / %s | step %lld | loss %.4f | lr x%.3f | %.0f tok/s | MFU %.1f%% | %s",
+                         format_duration(budget.used()).c_str(),
+                         cfg.steps > 0 ? strf("%lld steps", (long long)cfg.steps).c_str() : format_duration(budget_s).c_str(),
+                         (long long)step, loss, lrm, tps, 100 * mfu, left.c_str()),
+                    step == 1);
+  }
+  metrics.flush();
+  progress.finish();
+  run_eval();
+
+  // ---- Weights, sample, summary.
+  const auto ts = Clock::now();
+  save_weights((fs::path(run_dir) / "model.safetensors").string(), mc, model.params(),
+               {{"tokenizer", tok_spec}, {"tokenizer_id", to_hex(tok.identity())}});
+  const double save_seconds = since(ts);
+  std::string sample_text;
+  double sample_seconds = 0;
+  if (cfg.sample_tokens > 0) {
+    const auto tsm = Clock::now();
+    std::vector<uint32_t> prompt{tok.bos_id()};
+    tok.encode(cfg.sample_prompt, prompt);
+    if (int64_t(prompt.size()) < mc.seq_len) {
+      SampleOptions so;
+      so.max_tokens = cfg.sample_tokens;
+      so.seed = cfg.seed;
+      auto ids = sample_tokens(model, prompt, so);
+      sample_text = cfg.sample_prompt + tok.decode(ids);
+    }
+    sample_seconds = since(tsm);
+  }
+  const double train_s = budget.used();
+  const int64_t tokens = step * step_tokens;
+  nlohmann::json summary = {
+      {"val_bpb", last_eval.bpb},
+      {"val_loss", last_eval.loss},
+      {"val_targets", last_eval.targets},
+      {"final_train_loss", last_loss},
+      {"train_seconds", train_s},
+      {"time_budget_seconds", budget_s},
+      {"budget_overshoot_seconds", budget_s > 0 ? train_s - budget_s : 0.0},
+      {"mean_step_seconds", step > 0 ? train_s / double(step) : 0.0},
+      {"steps", step},
+      {"tokens_trained", tokens},
+      {"tokens_per_second", train_s > 0 ? double(tokens) / train_s : 0.0},
+      {"mfu", train_s > 0 ? double(tokens) / train_s * fpt / (peak_gflops * 1e9) : 0.0},
+      {"peak_gflops", peak_gflops},
+      {"peak_source", peak_source},
+      {"flops_per_token", fpt},
+      {"params_total", n_params},
+      {"params_matmul", n_matmul},
+      {"threads", threads},
+      {"preset", cfg.shape.preset},
+      {"device", cfg.device},
+      {"kernels", kernels.name},
+      {"eval_seconds", eval_seconds},
+      {"data_seconds", data_seconds},
+      {"save_seconds", save_seconds},
+      {"sample_seconds", sample_seconds},
+      {"wall_seconds", since(wall0)},
+      {"peak_rss_bytes", peak_rss_bytes()},
+      {"estimated_memory_bytes", need},
+      {"sample", sample_text},
+      {"run_dir", run_dir},
+  };
+  write_file_atomic((fs::path(run_dir) / "summary.json").string(), summary.dump(2) + "\n");
+  return {summary};
+}
+
+}  // namespace nt
