@@ -78,8 +78,9 @@ ModelConfig resolve_model_config(const ShapeFlags& f, int data_vocab) {
     fail("model shape flags must be positive (depth %d, d-model %d, n-head %d, n-kv-head %d, head-dim %d, "
          "seq-len %d, vocab-size %d)", f.depth, f.d_model, f.n_head, f.n_kv_head, f.head_dim, f.seq_len, f.vocab_size);
   if (f.head_dim != 0) c.head_dim = f.head_dim;
-  if (f.depth != 0) {  // nanochat: d_model = 64 * depth, rounded up to a multiple of head_dim
+  if (f.depth != 0) {  // nanochat: d_model = 64 * depth, rounded up to a multiple of head_dim (128)
     c.depth = f.depth;
+    if (f.head_dim == 0) c.head_dim = 128;
     c.d_model = ((64 * f.depth + c.head_dim - 1) / c.head_dim) * c.head_dim;
   }
   if (f.d_model != 0) c.d_model = f.d_model;

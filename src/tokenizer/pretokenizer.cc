@@ -82,7 +82,7 @@ std::string rewrite_whitespace(const std::string& pat) {
 }  // namespace
 
 PreTokenizer::PreTokenizer(std::string pattern) : pattern_(std::move(pattern)) {
-  const std::string rewritten = pattern_;
+  const std::string rewritten = rewrite_whitespace(pattern_);
   int err = 0;
   PCRE2_SIZE off = 0;
   auto* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(rewritten.data()), rewritten.size(),

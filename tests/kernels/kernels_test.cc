@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+// Every op: (1) its reference backward against central finite differences of its reference
+// forward, in double; (2) the CPU backend (float) against the reference (double) on awkward
+// shapes; (3) the accumulate/overwrite convention.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "backends/ref/ops_ref.h"
+#include "core/check.h"
+#include "kernels/kernels.h"
+#include "test_util.h"
+
+namespace nt {
+namespace {
+
+using test::randn;
+using test::rel_err;
+using test::to_f32;
+using test::to_f64;
+using Vec = std::vector<double>;
+
+// Numeric gradient of L(x) = sum(w * f(x)) by central differences (double).
+Vec numeric_grad(Vec x, const std::function<Vec(const Vec&)>& f, const Vec& w, double h = 1e-6) {
+  Vec g(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double x0 = x[i];
+    x[i] = x0 + h;
+    Vec fp = f(x);
+    x[i] = x0 - h;
+    Vec fm = f(x);
+    x[i] = x0;
+    double s = 0;
+    for (size_t j = 0; j < fp.size(); ++j) s += w[j] * (fp[j] - fm[j]);
+    g[i] = s / (2 * h);
+  }
+  return g;
+}
+
+void rope_tables(int64_t T, int64_t D, Vec& cos, Vec& sin) {
+  cos.resize(static_cast<size_t>(T * D / 2));
+  sin.resize(static_cast<size_t>(T * D / 2));
+  for (int64_t p = 0; p < T; ++p)
+    for (int64_t j = 0; j < D / 2; ++j) {
+      const double a = double(p) * std::pow(10000.0, -2.0 * double(j) / double(D));
+      cos[static_cast<size_t>(p * D / 2 + j)] = std::cos(a);
+      sin[static_cast<size_t>(p * D / 2 + j)] = std::sin(a);
+    }
+}
+
+const KernelTable& cpu = cpu_kernels();
+
+// ---------------------------------------------------------------- gradient checks (reference)
+
+TEST(KernelGrad, RmsNorm) {
+  const int64_t rows = 3, dim = 13;
+  Vec x = randn(rows * dim, 1), w = randn(rows * dim, 2);
+  auto f = [&](const Vec& in) {
+    Vec out(in.size()), rstd(rows);
+    ref::rmsnorm_fwd<double>(out.data(), rstd.data(), in.data(), rows, dim, 1e-6);
+    return out;
+  };
+  Vec out(x.size()), rstd(rows), dx(x.size());
+  ref::rmsnorm_fwd<double>(out.data(), rstd.data(), x.data(), rows, dim, 1e-6);
+  ref::rmsnorm_bwd<double>(dx.data(), w.data(), out.data(), rstd.data(), rows, dim, false);
+  EXPECT_LT(rel_err(dx, numeric_grad(x, f, w)), 1e-7);
+}
+
+TEST(KernelGrad, Rope) {
+  const int64_t B = 2, T = 5, H = 3, D = 6;
+  Vec cs, sn;
+  rope_tables(T, D, cs, sn);
+  Vec x = randn(B * T * H * D, 3), w = randn(B * T * H * D, 4);
+  auto f = [&](const Vec& in) {
+    Vec y = in;
+    ref::rope_apply<double>(y.data(), cs.data(), sn.data(), B, T, H, D, 1.0);
+    return y;
+  };
+  Vec dx = w;
+  ref::rope_apply<double>(dx.data(), cs.data(), sn.data(), B, T, H, D, -1.0);
+  EXPECT_LT(rel_err(dx, numeric_grad(x, f, w)), 1e-8);
+}
+
+TEST(KernelGrad, AttentionGroupedQuery) {
+  // Awkward: T = 7, D = 24, three query heads sharing one key/value head.
+  const int64_t B = 2, T = 7, H = 3, KVH = 1, D = 24;
+  Vec q = randn(B * T * H * D, 5), k = randn(B * T * KVH * D, 6), v = randn(B * T * KVH * D, 7);
+  Vec w = randn(B * T * H * D, 8);
+  auto fwd = [&](const Vec& qq, const Vec& kk, const Vec& vv) {
+    Vec out(static_cast<size_t>(B * T * H * D)), lse(static_cast<size_t>(B * H * T));
+    ref::attention_fwd<double>(out.data(), lse.data(), qq.data(), kk.data(), vv.data(), B, T, H, KVH, D);
+    return out;
+  };
+  Vec out(static_cast<size_t>(B * T * H * D)), lse(static_cast<size_t>(B * H * T));
+  ref::attention_fwd<double>(out.data(), lse.data(), q.data(), k.data(), v.data(), B, T, H, KVH, D);
+  Vec dq(q.size()), dk(k.size()), dv(v.size());
+  ref::attention_bwd<double>(dq.data(), dk.data(), dv.data(), w.data(), q.data(), k.data(), v.data(), out.data(),
+                             lse.data(), B, T, H, KVH, D);
+  EXPECT_LT(rel_err(dq, numeric_grad(q, [&](const Vec& x) { return fwd(x, k, v); }, w)), 1e-7);
+  EXPECT_LT(rel_err(dk, numeric_grad(k, [&](const Vec& x) { return fwd(q, x, v); }, w)), 1e-7);
+  EXPECT_LT(rel_err(dv, numeric_grad(v, [&](const Vec& x) { return fwd(q, k, x); }, w)), 1e-7);
+}
+
+TEST(KernelGrad, Relu2) {
+  Vec x = randn(50, 9), w = randn(50, 10);
+  for (auto& e : x) if (std::abs(e) < 1e-3) e = 0.5;  // keep away from the kink
+  auto f = [&](const Vec& in) {
+    Vec y(in.size());
+    ref::relu2_fwd<double>(y.data(), in.data(), int64_t(in.size()));
+    return y;
+  };
+  Vec dx(x.size());
+  ref::relu2_bwd<double>(dx.data(), w.data(), x.data(), int64_t(x.size()));
+  EXPECT_LT(rel_err(dx, numeric_grad(x, f, w)), 1e-7);
+}
+
+TEST(KernelGrad, SoftcapCrossEntropy) {
+  const int64_t rows = 4, V = 11;
+  Vec l = randn(rows * V, 11, 20.0);  // large logits so the soft-cap matters
+  std::vector<int32_t> tg = {3, -1, 0, 10};
+  Vec w(static_cast<size_t>(rows), 1.0);
+  auto f = [&](const Vec& in) {
+    Vec z = in, losses(static_cast<size_t>(rows));
+    ref::softcap_xent<double>(z.data(), losses.data(), tg.data(), rows, V, 15.0, 0.0);
+    return losses;
+  };
+  Vec g = l, losses(static_cast<size_t>(rows));
+  ref::softcap_xent<double>(g.data(), losses.data(), tg.data(), rows, V, 15.0, 1.0);
+  EXPECT_EQ(losses[1], 0.0);
+  EXPECT_LT(rel_err(g, numeric_grad(l, f, w)), 1e-7);
+}
+
+TEST(KernelGrad, EmbeddingAndMatmul) {
+  const int64_t n = 5, c = 4, V = 6;
+  std::vector<int32_t> ids = {1, 5, 1, 0, 3};
+  Vec wte = randn(V * c, 12), w = randn(n * c, 13);
+  auto f = [&](const Vec& t) {
+    Vec out(static_cast<size_t>(n * c));
+    ref::embed_fwd<double>(out.data(), ids.data(), t.data(), n, c);
+    return out;
+  };
+  Vec dwte(wte.size(), 0.0);
+  ref::embed_bwd<double>(dwte.data(), w.data(), ids.data(), n, c);
+  EXPECT_LT(rel_err(dwte, numeric_grad(wte, f, w)), 1e-8);
+  // matmul: C = A B^T, dA = dC B, dB = dC^T A.
+  const int64_t M = 3, N = 5, K = 4;
+  Vec a = randn(M * K, 14), b = randn(N * K, 15), wc = randn(M * N, 16);
+  auto fa = [&](const Vec& x) {
+    Vec cc(static_cast<size_t>(M * N));
+    ref::matmul<double>(cc.data(), x.data(), b.data(), M, N, K, false, true, 0.0);
+    return cc;
+  };
+  Vec da(static_cast<size_t>(M * K)), db(static_cast<size_t>(N * K));
+  ref::matmul<double>(da.data(), wc.data(), b.data(), M, K, N, false, false, 0.0);
+  ref::matmul<double>(db.data(), wc.data(), a.data(), N, K, M, true, false, 0.0);
+  EXPECT_LT(rel_err(da, numeric_grad(a, fa, wc)), 1e-8);
+  auto fb = [&](const Vec& x) {
+    Vec cc(static_cast<size_t>(M * N));
+    ref::matmul<double>(cc.data(), a.data(), x.data(), M, N, K, false, true, 0.0);
+    return cc;
+  };
+  EXPECT_LT(rel_err(db, numeric_grad(b, fb, wc)), 1e-8);
+}
+
+// ---------------------------------------------------------------- CPU backend vs reference
+
+TEST(KernelParity, MatmulAllTransposes) {
+  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 9, 17}, {33, 65, 129}, {64, 31, 257}}) {
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb) {
+        Vec a = randn(M * K, 20), b = randn(K * N, 21), c0 = randn(M * N, 22);
+        Vec cref = c0;
+        ref::matmul<double>(cref.data(), a.data(), b.data(), M, N, K, ta, tb, 1.0);
+        auto af = to_f32(a), bf = to_f32(b), cf = to_f32(c0);
+        cpu.matmul(cf.data(), af.data(), bf.data(), M, N, K, ta, tb, 1.0f);
+        EXPECT_LT(rel_err(to_f64(cf.data(), cf.size()), cref), 20 * std::sqrt(double(K)) * 6e-8)
+            << M << "x" << N << "x" << K << " ta=" << ta << " tb=" << tb;
+      }
+  }
+}
+
+TEST(KernelParity, RmsNormForwardBackward) {
+  for (int64_t dim : {1, 7, 15, 17, 64, 129}) {
+    const int64_t rows = 9;
+    Vec x = randn(rows * dim, 30), dy = randn(rows * dim, 31), dx0 = randn(rows * dim, 32);
+    Vec out(x.size()), rstd(static_cast<size_t>(rows)), dx = dx0;
+    ref::rmsnorm_fwd<double>(out.data(), rstd.data(), x.data(), rows, dim, 1e-6);
+    ref::rmsnorm_bwd<double>(dx.data(), dy.data(), out.data(), rstd.data(), rows, dim, true);
+    auto xf = to_f32(x), dyf = to_f32(dy), dxf = to_f32(dx0);
+    std::vector<float> of(x.size()), rf(static_cast<size_t>(rows));
+    cpu.rmsnorm_fwd(of.data(), rf.data(), xf.data(), rows, dim, 1e-6f);
+    cpu.rmsnorm_bwd(dxf.data(), dyf.data(), of.data(), rf.data(), rows, dim, true);
+    EXPECT_LT(rel_err(to_f64(of.data(), of.size()), out), 1e-6) << dim;
+    EXPECT_LT(rel_err(to_f64(dxf.data(), dxf.size()), dx), 1e-5) << dim;
+  }
+}
+
+TEST(KernelParity, Rope) {
+  const int64_t B = 2, T = 9, H = 3, D = 10;
+  Vec cs, sn;
+  rope_tables(T, D, cs, sn);
+  Vec x = randn(B * T * H * D, 40);
+  Vec y = x;
+  ref::rope_apply<double>(y.data(), cs.data(), sn.data(), B, T, H, D, 1.0);
+  auto xf = to_f32(x), cf = to_f32(cs), sf = to_f32(sn);
+  cpu.rope_fwd(xf.data(), cf.data(), sf.data(), B, T, H, D);
+  EXPECT_LT(rel_err(to_f64(xf.data(), xf.size()), y), 1e-6);
+  cpu.rope_bwd(xf.data(), cf.data(), sf.data(), B, T, H, D);  // inverse: back to x
+  EXPECT_LT(rel_err(to_f64(xf.data(), xf.size()), x), 1e-6);
+}
+
+TEST(KernelParity, Attention) {
+  struct Shape { int64_t B, T, H, KVH, D; };
+  for (Shape s : {Shape{1, 1, 1, 1, 2}, Shape{2, 7, 3, 1, 24}, Shape{1, 33, 4, 2, 17 + 1}, Shape{2, 70, 2, 2, 64}}) {
+    const int64_t nq = s.B * s.T * s.H * s.D, nk = s.B * s.T * s.KVH * s.D;
+    Vec q = randn(nq, 50), k = randn(nk, 51), v = randn(nk, 52), dout = randn(nq, 53);
+    Vec out(static_cast<size_t>(nq)), lse(static_cast<size_t>(s.B * s.H * s.T)), dq(static_cast<size_t>(nq)), dk(static_cast<size_t>(nk)), dv(static_cast<size_t>(nk));
+    ref::attention_fwd<double>(out.data(), lse.data(), q.data(), k.data(), v.data(), s.B, s.T, s.H, s.KVH, s.D);
+    ref::attention_bwd<double>(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), out.data(),
+                               lse.data(), s.B, s.T, s.H, s.KVH, s.D);
+    auto qf = to_f32(q), kf = to_f32(k), vf = to_f32(v), df = to_f32(dout);
+    std::vector<float> of(static_cast<size_t>(nq)), lf(lse.size()), dqf(static_cast<size_t>(nq), 7.f), dkf(static_cast<size_t>(nk), 7.f), dvf(static_cast<size_t>(nk), 7.f);
+    cpu.attention_fwd(of.data(), lf.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D);
+    cpu.attention_bwd(dqf.data(), dkf.data(), dvf.data(), df.data(), qf.data(), kf.data(), vf.data(), of.data(),
+                      lf.data(), s.B, s.T, s.H, s.KVH, s.D);
+    EXPECT_LT(rel_err(to_f64(of.data(), of.size()), out), 1e-5) << s.T;
+    EXPECT_LT(rel_err(to_f64(lf.data(), lf.size()), lse), 1e-5) << s.T;
+    EXPECT_LT(rel_err(to_f64(dqf.data(), dqf.size()), dq), 1e-4) << s.T;
+    EXPECT_LT(rel_err(to_f64(dkf.data(), dkf.size()), dk), 1e-4) << s.T;
+    EXPECT_LT(rel_err(to_f64(dvf.data(), dvf.size()), dv), 1e-4) << s.T;
+  }
+}
+
+TEST(KernelParity, SoftcapXentAndElementwise) {
+  const int64_t rows = 13, V = 257;
+  Vec l = randn(rows * V, 60, 10.0), losses(static_cast<size_t>(rows));
+  std::vector<int32_t> tg(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) tg[static_cast<size_t>(r)] = r == 5 ? -1 : int32_t((r * 37) % V);
+  Vec g = l;
+  ref::softcap_xent<double>(g.data(), losses.data(), tg.data(), rows, V, 15.0, 0.5);
+  auto lf = to_f32(l);
+  std::vector<float> lossf(static_cast<size_t>(rows));
+  cpu.softcap_xent(lf.data(), lossf.data(), tg.data(), rows, V, 15.0f, 0.5f);
+  EXPECT_LT(rel_err(to_f64(lossf.data(), lossf.size()), losses), 1e-5);
+  EXPECT_LT(rel_err(to_f64(lf.data(), lf.size()), g), 1e-5);
+
+  Vec x = randn(1001, 61), dy = randn(1001, 62), y(1001), dx(1001);
+  ref::relu2_fwd<double>(y.data(), x.data(), 1001);
+  ref::relu2_bwd<double>(dx.data(), dy.data(), x.data(), 1001);
+  auto xf = to_f32(x), dyf = to_f32(dy);
+  std::vector<float> yf(1001), dxf(1001);
+  cpu.relu2_fwd(yf.data(), xf.data(), 1001);
+  cpu.relu2_bwd(dxf.data(), dyf.data(), xf.data(), 1001);
+  EXPECT_LT(rel_err(to_f64(yf.data(), 1001), y), 1e-6);
+  EXPECT_LT(rel_err(to_f64(dxf.data(), 1001), dx), 1e-6);
+
+  // AdamW, axpby, sum of squares.
+  const int64_t n = 777;
+  Vec p = randn(n, 63), gr = randn(n, 64), m = randn(n, 65, 0.1), v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = std::abs(randn(1, 100 + uint64_t(i))[0]) * 0.01;
+  auto pf = to_f32(p), gf = to_f32(gr), mf = to_f32(m), vf = to_f32(v);
+  ref::adamw_step<double>(p.data(), gr.data(), m.data(), v.data(), n, 0.01, 0.8, 0.95, 1e-10, 0.1, 0.2, 0.05);
+  cpu.adamw_step(pf.data(), gf.data(), mf.data(), vf.data(), n, 0.01f, 0.8f, 0.95f, 1e-10f, 0.1f, 0.2f, 0.05f);
+  EXPECT_LT(rel_err(to_f64(pf.data(), static_cast<size_t>(n)), p), 1e-6);
+  EXPECT_LT(rel_err(to_f64(mf.data(), static_cast<size_t>(n)), m), 1e-6);
+  EXPECT_LT(rel_err(to_f64(vf.data(), static_cast<size_t>(n)), v), 1e-6);
+  ref::axpby<double>(p.data(), gr.data(), n, 0.3, -1.5);
+  cpu.axpby(pf.data(), gf.data(), n, 0.3f, -1.5f);
+  EXPECT_LT(rel_err(to_f64(pf.data(), static_cast<size_t>(n)), p), 1e-6);
+  EXPECT_NEAR(cpu.sum_squares(pf.data(), n) / ref::sum_squares<double>(p.data(), n), 1.0, 1e-6);
+}
+
+// ---------------------------------------------------------------- conventions
+
+TEST(KernelConvention, ParamGradsAccumulateActivationGradsOverwrite) {
+  for (const KernelTable* kt : {&cpu_kernels(), &ref_kernels()}) {
+    const int64_t n = 6, c = 5;
+    std::vector<int32_t> ids = {0, 2, 2, 1, 3, 0};
+    auto dout = to_f32(randn(n * c, 70));
+    std::vector<float> dw(4 * c, 0.0f);
+    kt->embed_bwd(dw.data(), dout.data(), ids.data(), n, c);
+    auto once = dw;
+    kt->embed_bwd(dw.data(), dout.data(), ids.data(), n, c);
+    for (size_t i = 0; i < dw.size(); ++i) EXPECT_FLOAT_EQ(dw[i], 2 * once[i]) << kt->name;
+    // rmsnorm_bwd without accumulate overwrites whatever was there.
+    auto x = to_f32(randn(n * c, 71));
+    std::vector<float> y(x.size()), rstd(static_cast<size_t>(n)), dx1(x.size(), 0.f), dx2(x.size(), 123.f);
+    kt->rmsnorm_fwd(y.data(), rstd.data(), x.data(), n, c, 1e-6f);
+    kt->rmsnorm_bwd(dx1.data(), dout.data(), y.data(), rstd.data(), n, c, false);
+    kt->rmsnorm_bwd(dx2.data(), dout.data(), y.data(), rstd.data(), n, c, false);
+    EXPECT_EQ(dx1, dx2) << kt->name;
+  }
+}
+
+TEST(KernelTableTest, NoNullEntries) {
+  for (const KernelTable* kt : {&cpu_kernels(), &ref_kernels()}) {
+    const void* const* p = reinterpret_cast<const void* const*>(kt);
+    for (size_t i = 0; i < sizeof(KernelTable) / sizeof(void*); ++i) EXPECT_NE(p[i], nullptr) << kt->name << " " << i;
+  }
+}
+
+TEST(KernelTableTest, UnknownDeviceIsAnError) {
+  EXPECT_THROW(kernels_for_device("tpu"), Error);
+  EXPECT_THROW(kernels_for_device("cuda"), Error);
+  EXPECT_STREQ(kernels_for_device("ref").name, "ref");
+}
+
+}  // namespace
+}  // namespace nt

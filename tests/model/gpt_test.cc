@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+// Model-level behaviour: overfitting one batch, determinism, the KV-cache sampler against a
+// full recompute, the ref and CPU backends agreeing, safetensors round trip, config checks.
+#include <gtest/gtest.h>
+
+#include "core/check.h"
+#include "eval/sampler.h"
+#include "model/gpt.h"
+#include "model/weights_io.h"
+#include "optim/optimizer.h"
+#include "optim/schedule.h"
+#include "test_util.h"
+
+namespace nt {
+namespace {
+
+ModelConfig small() {
+  ModelConfig c;
+  c.depth = 2, c.d_model = 64, c.n_head = 4, c.n_kv_head = 2, c.head_dim = 16, c.seq_len = 32, c.vocab_size = 50;
+  return c;
+}
+
+void make_batch(int B, int T, int V, uint64_t seed, std::vector<int32_t>& in, std::vector<int32_t>& tg) {
+  Rng r(seed);
+  in.resize(static_cast<size_t>(B * T));
+  tg.resize(static_cast<size_t>(B * T));
+  for (auto& x : in) x = int32_t(r.below(uint64_t(V)));
+  for (size_t i = 0; i < in.size(); ++i) tg[i] = int32_t(r.below(uint64_t(V)));
+}
+
+std::vector<double> train_losses(const KernelTable& k, int steps, uint64_t seed) {
+  const ModelConfig c = small();
+  const int B = 4, T = 32;
+  Gpt m(c, k, B, T);
+  init_params(m.params(), seed);
+  OptimConfig oc;
+  oc.resolve(c.d_model);
+  Optimizer opt(oc, m.params(), k);
+  std::vector<int32_t> in, tg;
+  make_batch(B, T, c.vocab_size, seed, in, tg);
+  std::vector<double> losses;
+  for (int s = 0; s < steps; ++s) {
+    m.grads().data.zero();
+    losses.push_back(m.forward_backward(in.data(), tg.data(), B, T, 1.0));
+    opt.step(m.params(), m.grads(), 1.0);
+  }
+  return losses;
+}
+
+TEST(Gpt, OverfitsOneBatch) {
+  auto l = train_losses(cpu_kernels(), 150, 3);
+  EXPECT_NEAR(l.front(), std::log(50.0), 0.3);  // zero-init head: uniform prediction
+  EXPECT_LT(l.back(), 0.05) << "the model failed to memorise one batch";
+}
+
+TEST(Gpt, SameSeedSameThreadsBitIdentical) {
+  auto a = train_losses(cpu_kernels(), 5, 11), b = train_losses(cpu_kernels(), 5, 11);
+  EXPECT_EQ(a, b);
+  auto c = train_losses(cpu_kernels(), 5, 12);
+  EXPECT_NE(a, c);
+}
+
+TEST(Gpt, CpuBackendMatchesReferenceBackend) {
+  auto a = train_losses(cpu_kernels(), 4, 5), b = train_losses(ref_kernels(), 4, 5);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 2e-4 * std::abs(b[i])) << "step " << i;
+}
+
+TEST(Gpt, KvCacheSamplingEqualsFullRecompute) {
+  const ModelConfig c = small();
+  Gpt m(c, cpu_kernels(), 1, c.seq_len);
+  init_params(m.params(), 21);
+  // Non-zero output projections so the sample depends on every layer.
+  Rng r(5);
+  for (size_t i = 0; i < m.params().specs.size(); ++i)
+    for (int64_t j = 0; j < m.params().specs[i].numel(); ++j) m.params().tensor(i)[j] += float(0.1 * r.normal());
+  SampleOptions so;
+  so.temperature = 0;
+  so.max_tokens = 40;  // runs past the context: both paths must stop at the same place
+  so.use_kv_cache = true;
+  auto a = sample_tokens(m, {1, 2, 3}, so);
+  so.use_kv_cache = false;
+  auto b = sample_tokens(m, {1, 2, 3}, so);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.size(), static_cast<size_t>(c.seq_len - 3 + 1));
+  // With temperature, a seed gives the same tokens again.
+  so.temperature = 1.0, so.use_kv_cache = true, so.max_tokens = 10;
+  EXPECT_EQ(sample_tokens(m, {4}, so), sample_tokens(m, {4}, so));
+}
+
+TEST(Gpt, WeightsRoundTripThroughSafetensors) {
+  const ModelConfig c = small();
+  ParamArena a(c), b(c);
+  init_params(a, 8);
+  const std::string path = test::tmp_dir("weights") + "/w.safetensors";
+  save_weights(path, c, a);
+  ModelConfig back = read_weights_config(path);
+  EXPECT_EQ(back.to_json(), c.to_json());
+  load_weights(path, back, b);
+  for (size_t i = 0; i < a.specs.size(); ++i)
+    EXPECT_EQ(0, std::memcmp(a.tensor(i), b.tensor(i), static_cast<size_t>(a.specs[i].numel()) * 4)) << a.specs[i].name;
+  ModelConfig other = c;
+  other.d_model = 32, other.head_dim = 8;
+  ParamArena wrong(other);
+  EXPECT_THROW(load_weights(path, other, wrong), Error);
+}
+
+TEST(Gpt, ParamCountsAndPresets) {
+  ShapeFlags f;
+  f.preset = "frontier";
+  ModelConfig m = resolve_model_config(f, 257);
+  EXPECT_EQ(m.depth, 8);
+  EXPECT_EQ(m.d_model, 512);
+  EXPECT_EQ(m.n_head, 4);
+  EXPECT_EQ(m.vocab_size, 32768);
+  EXPECT_EQ(count_params(m), 2LL * 32768 * 512 + 8LL * 12 * 512 * 512);  // 58.7 M
+  f = ShapeFlags{};
+  f.depth = 6;  // nanochat convention: 64 * 6 = 384 rounded up to a multiple of 128
+  m = resolve_model_config(f, 257);
+  EXPECT_EQ(m.d_model, 384);
+  EXPECT_EQ(m.n_head, 3);
+  f = ShapeFlags{};
+  f.d_model = 100;
+  f.head_dim = 64;
+  EXPECT_THROW(resolve_model_config(f, 257), Error);
+  f = ShapeFlags{};
+  f.n_kv_head = 3;
+  EXPECT_THROW(resolve_model_config(f, 257), Error);
+  f = ShapeFlags{};
+  f.preset = "huge";
+  EXPECT_THROW(resolve_model_config(f, 257), Error);
+}
+
+TEST(Schedule, WarmupConstantWarmdown) {
+  Schedule s;
+  s.warmup_frac = 0.1, s.warmdown_frac = 0.5, s.final_lr_frac = 0.1;
+  EXPECT_NEAR(s.multiplier(0.05), 0.5, 1e-9);
+  EXPECT_DOUBLE_EQ(s.multiplier(0.3), 1.0);
+  EXPECT_NEAR(s.multiplier(0.75), 0.55, 1e-9);
+  EXPECT_NEAR(s.multiplier(1.0), 0.1, 1e-12);
+  Schedule bad;
+  bad.warmdown_frac = 1.5;
+  EXPECT_THROW(bad.validate(), Error);
+}
+
+TEST(Muon, NewtonSchulzSingularValuesInBand) {
+  // After 5 quintic iterations the singular values lie roughly in [0.5, 1.5]: check via the
+  // eigenvalues of X X^T (squares of the singular values) through its diagonal and trace bounds.
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{16, 40}, {40, 40}}) {
+    auto x = test::to_f32(test::randn(static_cast<size_t>(rows * cols), 77));
+    std::vector<float> y(x.size()), a(static_cast<size_t>(rows * rows)), b(static_cast<size_t>(rows * rows));
+    newton_schulz(cpu_kernels(), x.data(), y.data(), a.data(), b.data(), rows, cols, 5);
+    cpu_kernels().matmul(a.data(), x.data(), x.data(), rows, rows, cols, false, true, 0.0f);
+    // Power iteration for the largest eigenvalue of X X^T, and the smallest via shift.
+    auto largest = [&](const std::vector<float>& m, float shift) {
+      std::vector<double> v(static_cast<size_t>(rows), 1.0), w(static_cast<size_t>(rows));
+      double lam = 0;
+      for (int it = 0; it < 500; ++it) {
+        for (int64_t i = 0; i < rows; ++i) {
+          double s = 0;
+          for (int64_t j = 0; j < rows; ++j) s += (m[static_cast<size_t>(i * rows + j)] - (i == j ? shift : 0)) * v[static_cast<size_t>(j)];
+          w[static_cast<size_t>(i)] = s;
+        }
+        double n = 0;
+        for (double e : w) n += e * e;
+        n = std::sqrt(n);
+        lam = n;
+        for (int64_t i = 0; i < rows; ++i) v[static_cast<size_t>(i)] = w[static_cast<size_t>(i)] / n;
+      }
+      return lam;
+    };
+    const double smax2 = largest(a, 0.0f);
+    const double smin2 = 3.0 - largest(a, 3.0f);  // eigen of (A - 3I) most negative -> smallest of A
+    EXPECT_LT(std::sqrt(smax2), 1.5) << rows << "x" << cols;
+    EXPECT_GT(std::sqrt(std::max(0.0, smin2)), 0.5) << rows << "x" << cols;
+  }
+}
+
+}  // namespace
+}  // namespace nt
