@@ -14,6 +14,7 @@
 #include "core/check.h"
 #include "core/files.h"
 #include "data/documents.h"
+#include "data/progress.h"
 #include "tokenizer/bpe_train.h"
 #include "tokenizer/tokenizer.h"
 
@@ -67,9 +68,11 @@ void run_train(const TrainArgs& a) {
   opt.vocab_size = a.vocab_size;
   opt.pattern = a.pattern;
   opt.name = a.name;
-  opt.progress = true;
+  ProgressLine progress("merges", a.vocab_size > 265 ? a.vocab_size - 265 : 0, "");
+  opt.on_merge = [&](uint32_t, uint32_t) { progress.add(1); };
   BpeTrainStats st;
   auto tok = train_bpe(docs, opt, &st);
+  progress.finish();
   tok->save(a.out);
   std::printf("wrote %s (+ .json): vocab %u (%u merges + %zu special), %llu docs, %.1f MB, %llu unique pieces; split %.2fs, merges %.2fs\n",
               a.out.c_str(), tok->vocab_size(), st.merges, tok->specials().size(), (unsigned long long)docs.size(),

@@ -69,8 +69,8 @@ void AtomicFile::commit() {
   if (::rename(tmp_.c_str(), path_.c_str()) != 0)
     fail("%s: rename failed: %s", path_.c_str(), std::strerror(errno));
   committed_ = true;
-  std::string dir = std::filesystem::path(path_).parent_path().string();
-  if (dir.empty()) dir = ".";
+  const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
+  const std::string dir = parent.empty() ? std::string(".") : parent.string();
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {
     ::fsync(dfd);

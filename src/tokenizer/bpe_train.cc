@@ -118,7 +118,6 @@ std::unique_ptr<BpeTokenizer> train_bpe(const std::vector<std::string>& docs, co
   std::vector<std::pair<uint64_t, int64_t>> deltas;
   std::vector<uint64_t> grown;
   std::vector<uint32_t> merged;
-  int last_pct = -1;
   while (tokens.size() < target && !heap.empty()) {
     const Job job = heap.top();
     heap.pop();
@@ -190,15 +189,8 @@ std::unique_ptr<BpeTokenizer> train_bpe(const std::vector<std::string>& docs, co
       const int64_t c = counts[k];
       if (c > 0) heap.push({c, k});
     }
-    if (opt.progress) {
-      const int pct = int(100.0 * double(tokens.size() - 256) / double(target - 256));
-      if (pct != last_pct) {
-        std::fprintf(stderr, "\rtokenizer: merges %zu/%u (%d%%)", tokens.size() - 256, target - 256, pct);
-        last_pct = pct;
-      }
-    }
+    if (opt.on_merge) opt.on_merge(uint32_t(tokens.size() - 256), target - 256);
   }
-  if (opt.progress) std::fprintf(stderr, "\n");
   st.merges = uint32_t(tokens.size() - 256);
   st.merge_seconds = since(t1);
 

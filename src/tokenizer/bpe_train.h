@@ -10,6 +10,7 @@
 // If a merge yields bytes that already are a token (possible when two different pairs spell the
 // same string), the pieces are merged into that token and no new id is spent.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,7 +24,8 @@ struct BpeTrainOptions {
   std::string pattern = kDefaultSplitPattern;
   std::vector<std::string> special_tokens = nanochat_special_tokens();  // the first is BOS
   std::string name = "nanotrain-bpe";
-  bool progress = false;  // a progress line on stderr
+  // Called after each merge with (merges done, merges wanted), e.g. for a progress line.
+  std::function<void(uint32_t, uint32_t)> on_merge;
 };
 
 struct BpeTrainStats {

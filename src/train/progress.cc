@@ -12,9 +12,9 @@ static double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-ProgressLine::ProgressLine(bool quiet) : tty_(isatty(STDERR_FILENO)), quiet_(quiet) {}
+TrainProgress::TrainProgress(bool quiet) : tty_(isatty(STDERR_FILENO)), quiet_(quiet) {}
 
-void ProgressLine::update(const std::string& text, bool force) {
+void TrainProgress::update(const std::string& text, bool force) {
   if (quiet_) return;
   if (tty_) {
     std::fprintf(stderr, "\r\033[K%s", text.c_str());
@@ -28,12 +28,12 @@ void ProgressLine::update(const std::string& text, bool force) {
   std::fprintf(stderr, "%s\n", text.c_str());
 }
 
-void ProgressLine::finish() {
+void TrainProgress::finish() {
   if (open_) std::fprintf(stderr, "\n");
   open_ = false;
 }
 
-void ProgressLine::print(const std::string& text) {
+void TrainProgress::print(const std::string& text) {
   finish();
   if (!quiet_) std::fprintf(stderr, "%s\n", text.c_str());
 }

@@ -5,9 +5,9 @@
 
 namespace nt {
 
-class ProgressLine {
+class TrainProgress {
  public:
-  explicit ProgressLine(bool quiet);
+  explicit TrainProgress(bool quiet);
   // Shows text; on a terminal replaces the current line, else prints a line at most every
   // `log_interval_s` seconds (and always when force is true).
   void update(const std::string& text, bool force = false);

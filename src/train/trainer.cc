@@ -114,7 +114,7 @@ TrainSummary run_training(const TrainConfig& cfg) {
   const size_t act_bytes = Gpt::activation_bytes(mc, std::max(B, eval_B), T);
   const size_t need = 2 * param_bytes + state_bytes + act_bytes;
   const size_t avail = available_memory_bytes();
-  ProgressLine progress(cfg.quiet);
+  TrainProgress progress(cfg.quiet);
   progress.print(strf("nanotrain %s | device %s (%s) | cpu features: %s | threads %d", NT_VERSION, cfg.device.c_str(),
                       kernels.name, cpu_features().describe().c_str(), threads));
   progress.print(strf("model: preset %s, depth %d, d_model %d, heads %d (kv %d) x %d, seq %d, vocab %d | params %lld "

@@ -3,9 +3,9 @@
 usage: /usr/bin/python3 tools/torch_ref/eval_loss.py --weights MODEL.safetensors
            --tokens TOKENS.safetensors [--dtype float32|float64] [--batch-size N]
 
-The token stream ("tokens", int (N,)) is cut into non-overlapping windows of
-seq_len + 1 tokens (a trailing partial window counts if it has >= 2 tokens); each
-window predicts its tokens 1.. from the ones before.  Prints one JSON line
+The token stream ("tokens", int (N,)) is cut into windows of seq_len targets that
+overlap by one token, so every token after the first is predicted exactly once from the
+ones before it in its window (nanotrain's validation windows).  Prints one JSON line
 {"loss": nats / targets, "targets": ..., "nats": ...}.
 """
 import argparse
@@ -32,21 +32,25 @@ def load_tokens(path, vocab_size):
 
 
 @torch.no_grad()
-def window_loss(model, tokens, batch_size=8):
-    """(total nats, total targets) over non-overlapping windows of seq_len + 1 tokens."""
-    W = model.config["seq_len"] + 1
-    n_full = tokens.numel() // W
-    chunks = [tokens[i * W:min(i + batch_size, n_full) * W].view(-1, W)
-              for i in range(0, n_full, batch_size)]
-    if tokens.numel() - n_full * W >= 2:
-        chunks.append(tokens[n_full * W:].view(1, -1))
+def window_loss(model, tokens, batch_size=8, ignore=()):
+    """(total nats, total targets): windows of seq_len targets with stride seq_len (consecutive
+    windows share one token), so every token after the first is a target exactly once, as in
+    nanotrain's validation loader. Targets whose id is in `ignore` (special tokens) are skipped."""
+    T = model.config["seq_len"]
+    n_targets = tokens.numel() - 1
     nats, count = 0.0, 0
-    for chunk in chunks:
-        logits = model(chunk[:, :-1])
-        ce = F.cross_entropy(logits.reshape(-1, logits.size(-1)), chunk[:, 1:].reshape(-1),
-                             reduction="none")
-        nats += ce.double().sum().item()  # accumulate in float64 whatever the model dtype
-        count += ce.numel()
+    starts = list(range(0, n_targets, T))
+    for b in range(0, len(starts), batch_size):
+        for s in starts[b:b + batch_size]:
+            window = tokens[s:min(s + T, n_targets) + 1].view(1, -1)
+            logits = model(window[:, :-1])
+            tg = window[:, 1:].reshape(-1)
+            ce = F.cross_entropy(logits.reshape(-1, logits.size(-1)), tg, reduction="none")
+            keep = torch.ones_like(tg, dtype=torch.bool)
+            for i in ignore:
+                keep &= tg != i
+            nats += ce[keep].double().sum().item()  # accumulate in float64 whatever the dtype
+            count += int(keep.sum().item())
     return nats, count
 
 
@@ -56,6 +60,8 @@ def main():
     ap.add_argument("--tokens", required=True)
     ap.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
     ap.add_argument("--batch-size", type=int, default=8, help="windows per forward pass")
+    ap.add_argument("--ignore-target", type=int, action="append", default=[],
+                    help="token id whose targets are skipped (special tokens); repeatable")
     args = ap.parse_args()
     try:
         model = load_model(args.weights, DTYPES[args.dtype])
@@ -63,7 +69,7 @@ def main():
     except (OSError, ValueError) as e:
         print(f"eval_loss.py: {e}", file=sys.stderr)
         return 1
-    nats, count = window_loss(model.eval(), tokens, max(1, args.batch_size))
+    nats, count = window_loss(model.eval(), tokens, max(1, args.batch_size), args.ignore_target)
     print(json.dumps({"loss": nats / count, "targets": count, "nats": nats}))
     return 0
 

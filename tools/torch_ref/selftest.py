@@ -203,19 +203,20 @@ def test_cli(tmp):
     check(r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1,
           f"bad opt.json: rc {r.returncode}, stderr {r.stderr!r}")
 
-    # eval_loss: 3 full windows of 9 tokens + a partial window of 4 -> 3 * 8 + 3 targets.
+    # eval_loss: 31 tokens -> 30 targets in windows of 8 targets overlapping by one token.
     tokens = torch.randint(0, TINY["vocab_size"], (31,), generator=torch.Generator().manual_seed(7))
     write_safetensors(os.path.join(tmp, "tokens.safetensors"), {"tokens": tokens.int()})
     r = run_cli("eval_loss.py", "--weights", os.path.join(tmp, "model.safetensors"),
                 "--tokens", os.path.join(tmp, "tokens.safetensors"), "--dtype", "float64")
     check(r.returncode == 0, f"eval_loss.py failed: {r.stderr.strip()}")
     result = json.loads(r.stdout)
-    nats = sum(ref(w[None, :-1], w[None, 1:]).item() * (w.numel() - 1)
-               for w in tokens.split(TINY["seq_len"] + 1))
-    check(result["targets"] == 27 and abs(result["nats"] - nats) < 1e-9,
+    T = TINY["seq_len"]
+    windows = [tokens[s:min(s + T, 30) + 1] for s in range(0, 30, T)]
+    nats = sum(ref(w[None, :-1], w[None, 1:]).item() * (w.numel() - 1) for w in windows)
+    check(result["targets"] == 30 and abs(result["nats"] - nats) < 1e-9,
           f"eval_loss {result} vs nats {nats}")
     nats_b, count_b = window_loss(ref, tokens, batch_size=2)  # batching must not change the sum
-    check(count_b == 27 and abs(nats_b - nats) < 1e-9, f"window_loss batched: {nats_b} vs {nats}")
+    check(count_b == 30 and abs(nats_b - nats) < 1e-9, f"window_loss batched: {nats_b} vs {nats}")
 
     r = run_cli("train_bench.py", "--depth", "1", "--d-model", "32", "--n-head", "2",
                 "--head-dim", "16", "--seq-len", "8", "--vocab-size", "64", "--batch-size", "2",

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages nanotrain needs (builds, tests, the PyTorch oracle) when missing.
+# Every dependency is a Debian package; see the README for why each one is there.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config git       # toolchain
+  libgtest-dev                               # unit tests
+  libcli11-dev nlohmann-json3-dev            # command line, JSON
+  libdnnl-dev                                # oneDNN GEMMs
+  libpcre2-dev libssl-dev                    # tokenizer regex, SHA-256
+  python3 python3-torch python3-numpy        # the independent PyTorch reference (tests, comparisons)
+  libopenblas0-pthread                       # a real BLAS for PyTorch's fp32 GEMMs
+  nodejs npm                                 # the tiktoken reference encoder (tests)
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

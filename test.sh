@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds nanotrain and runs the whole test suite: kernels against their references, gradient
+# checks, the model against an independent PyTorch implementation, the tokenizer against
+# tiktoken, the data path, and the command line end to end.
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/install_deps.sh
+if [ -f tools/tiktoken/package-lock.json ]; then
+  npm ci --prefix tools/tiktoken --no-audit --no-fund --loglevel=error >/dev/null
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNT_WERROR=ON >/dev/null
+cmake --build build -j"$(nproc)"
+ctest --test-dir build --output-on-failure --timeout 900

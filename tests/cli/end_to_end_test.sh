@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# End-to-end checks of the nanotrain binary: data -> train under a budget -> summary, sample,
+# eval bpb against the independent PyTorch implementation, and one-line errors on bad input.
+# usage: end_to_end_test.sh NANOTRAIN SOURCE_DIR WORK_DIR
+set -u
+NT=$1 SRC=$2 TMP=$3
+PY=/usr/bin/python3
+rm -rf "$TMP" && mkdir -p "$TMP"
+pass=0 failed=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+# expect_error NAME PATTERN CMD...: non-zero exit, exactly one line on stderr matching PATTERN.
+expect_error() {
+  local name=$1 pat=$2
+  shift 2
+  local err rc
+  err=$("$@" 2>&1 >/dev/null)
+  rc=$?
+  if [ $rc -ne 0 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && grep -qE -- "$pat" <<<"$err"; then
+    ok "$name"
+  else
+    bad "$name (rc=$rc, stderr: $err)"
+  fi
+}
+json() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1"; }
+
+# Real English text that every Debian machine has.
+TEXT=/usr/share/common-licenses
+"$NT" data prepare --input "$TEXT" --out "$TMP/data" >/dev/null
+check "data prepare writes data.json and shards" "[ -f '$TMP/data/data.json' ] && [ -f '$TMP/data/train_00000.bin' ]"
+
+# --- a budgeted run
+"$NT" train --data "$TMP/data" --preset tiny --time-budget 8s --run-dir "$TMP/run" --sample-tokens 32 \
+  >"$TMP/train.out" 2>"$TMP/train.err"
+check "train exits 0" "[ $? -eq 0 ]"
+for f in config.json metrics.jsonl summary.json model.safetensors; do
+  check "run folder has $f" "[ -s '$TMP/run/$f' ]"
+done
+for k in val_bpb train_seconds steps tokens_trained params_total params_matmul tokens_per_second mfu threads \
+  preset budget_overshoot_seconds; do
+  check "summary has $k" "json '$TMP/run/summary.json' \"['$k']\" >/dev/null 2>&1"
+done
+bpb=$(json "$TMP/run/summary.json" "['val_bpb']")
+check "val_bpb after 8s on real text is far below 8 (got $bpb)" "$PY -c 'import sys; sys.exit(not (0 < $bpb < 4.0))'"
+over=$(json "$TMP/run/summary.json" "['budget_overshoot_seconds']")
+step=$(json "$TMP/run/summary.json" "['mean_step_seconds']")
+check "budget overshoot $over s is under one step ($step s)" "$PY -c 'import sys; sys.exit(not (abs($over) < $step))'"
+check "progress lines were printed" "grep -q 'step 1 ' '$TMP/train.err'"
+check "a sample was printed" "grep -q '^sample: ' '$TMP/train.out'"
+
+# --- sampling: KV cache and full recompute agree at temperature 0
+a=$("$NT" sample --run-dir "$TMP/run" --prompt "The " --max-tokens 24 --temperature 0)
+b=$("$NT" sample --run-dir "$TMP/run" --prompt "The " --max-tokens 24 --temperature 0 --no-kv-cache)
+check "sample with and without the KV cache agree" "[ -n \"\$a\" ] && [ \"\$a\" = \"\$b\" ]"
+
+# --- eval bpb agrees with the independent PyTorch model loading the same safetensors file
+DOC="$TEXT/Apache-2.0"   # one document (< 16 KiB is never cut)
+"$NT" eval bpb --run-dir "$TMP/run" --input "$DOC" --json >"$TMP/eval.json"
+$PY - "$DOC" "$TMP/tokens.safetensors" <<PYEOF
+import sys; sys.path.insert(0, "$SRC/tools/torch_ref")
+import torch; from st import write_safetensors
+data = open(sys.argv[1], "rb").read()
+write_safetensors(sys.argv[2], {"tokens": torch.tensor([256] + list(data), dtype=torch.int32)})
+PYEOF
+$PY "$SRC/tools/torch_ref/eval_loss.py" --weights "$TMP/run/model.safetensors" --tokens "$TMP/tokens.safetensors" \
+  --dtype float64 --ignore-target 256 >"$TMP/torch_eval.json"
+check "eval bpb loss matches PyTorch on the same text" "$PY -c '
+import json; a = json.load(open(\"$TMP/eval.json\")); b = json.load(open(\"$TMP/torch_eval.json\"))
+assert a[\"targets\"] == b[\"targets\"], (a, b)
+assert abs(a[\"loss\"] / b[\"loss\"] - 1) < 1e-5, (a, b)'"
+
+# --- step-count runs are deterministic
+"$NT" train --data "$TMP/data" --preset tiny --steps 4 --run-dir "$TMP/s1" --sample-tokens 0 --quiet >/dev/null
+"$NT" train --data "$TMP/data" --preset tiny --steps 4 --run-dir "$TMP/s2" --sample-tokens 0 --quiet >/dev/null
+check "same seed, same threads: identical losses" \
+  "[ -s '$TMP/s1/metrics.jsonl' ] && [ \"\$(grep -o '\"loss\":[^,]*' '$TMP/s1/metrics.jsonl')\" = \"\$(grep -o '\"loss\":[^,]*' '$TMP/s2/metrics.jsonl')\" ]"
+check "--steps 4 ran 4 steps" "[ \"\$(json '$TMP/s1/summary.json' \"['steps']\")\" = 4 ]"
+
+# --- bad input: one line naming the flag or file, non-zero exit
+expect_error "unknown flag" "--no-such-flag" "$NT" train --no-such-flag
+expect_error "negative budget" "--time-budget -5m" "$NT" train --data "$TMP/data" --time-budget -5m
+expect_error "zero batch" "--batch-size 0" "$NT" train --data "$TMP/data" --batch-size 0
+expect_error "head dim not dividing d_model" "head-dim|d_model" "$NT" train --data "$TMP/data" --d-model 100 --head-dim 64
+expect_error "kv heads not dividing heads" "--n-kv-head 3" "$NT" train --data "$TMP/data" --preset tiny --n-kv-head 3
+expect_error "unknown preset" "--preset huge" "$NT" train --data "$TMP/data" --preset huge
+expect_error "unknown device" "--device tpu" "$NT" train --data "$TMP/data" --device tpu
+expect_error "missing data folder" "--data $TMP/nope" "$NT" train --data "$TMP/nope"
+cp -r "$TMP/data" "$TMP/trunc"
+truncate -s -7 "$TMP/trunc/train_00000.bin"
+expect_error "truncated shard" "train_00000.bin: truncated" "$NT" train --data "$TMP/trunc" --preset tiny --steps 1
+cp -r "$TMP/data" "$TMP/flip"
+printf '\x01' | dd of="$TMP/flip/val_00000.bin" bs=1 seek=200 conv=notrunc status=none
+expect_error "corrupted shard" "val_00000.bin: corrupt shard" "$NT" train --data "$TMP/flip" --preset tiny --steps 1
+printf 'abc\xff\xfe' >"$TMP/bad.txt"
+expect_error "non-UTF-8 text" "bad.txt: not valid UTF-8" "$NT" eval bpb --run-dir "$TMP/run" --input "$TMP/bad.txt"
+printf '{"text": "ok"}\n{"text": \n' >"$TMP/bad.jsonl"
+expect_error "malformed JSONL line" "bad.jsonl:2: malformed JSON" "$NT" data prepare --input "$TMP/bad.jsonl" --out "$TMP/x"
+expect_error "run folder without weights" "model.safetensors: missing" "$NT" sample --run-dir "$TMP/data"
+head -c 100 "$TMP/run/model.safetensors" >"$TMP/cut.safetensors"
+mkdir -p "$TMP/cutrun" && cp "$TMP/run/config.json" "$TMP/cutrun/" && cp "$TMP/cut.safetensors" "$TMP/cutrun/model.safetensors"
+expect_error "truncated weights" "model.safetensors: corrupt" "$NT" sample --run-dir "$TMP/cutrun"
+for cmd in train sample "eval bpb" "data prepare" info; do
+  check "--help on '$cmd'" "$NT $cmd --help >/dev/null 2>&1"
+done
+
+echo "$pass passed, $failed failed"
+[ "$failed" -eq 0 ]
