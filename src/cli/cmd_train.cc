@@ -40,6 +40,7 @@ void add_train_command(CLI::App& app) {
   c->add_option("--warmup-frac", cfg->schedule.warmup_frac, "LR warm-up, fraction of the budget")->capture_default_str()->group(g);
   c->add_option("--warmdown-frac", cfg->schedule.warmdown_frac, "LR linear warm-down, fraction of the budget")->capture_default_str()->group(g);
   c->add_option("--final-lr-frac", cfg->schedule.final_lr_frac, "LR multiplier at the end of warm-down")->capture_default_str()->group(g);
+  c->add_option("--packing", cfg->packing, "bestfit (every row starts at a document) or stream")->capture_default_str()->group(g);
   c->add_option("--seed", cfg->seed, "Seed for init and data order")->capture_default_str()->group(g);
   g = "Evaluation and output";
   c->add_option("--eval-every", cfg->eval_every, "0 (end only), N steps, or a training-time duration like 60s")->capture_default_str()->group(g);

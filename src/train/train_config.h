@@ -25,6 +25,7 @@ struct TrainConfig {
   int batch_size = 16;             // sequences per micro-batch
   int64_t total_batch_tokens = 0;  // tokens per optimizer step; 0 = batch_size * seq_len
   uint64_t seed = 1337;
+  std::string packing = "bestfit";  // "bestfit" (BOS-aligned documents) or "stream"
   std::string eval_every = "0";    // "0" (only at the end), "N" steps, or a duration "60s"
   int64_t eval_tokens = 0;         // 0 = the whole validation split
   int eval_batch_size = 0;         // 0 = batch_size

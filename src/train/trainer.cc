@@ -86,6 +86,9 @@ TrainSummary run_training(const TrainConfig& cfg) {
   if (cfg.peak_gflops < 0) fail("--peak-gflops %g: must be positive", cfg.peak_gflops);
   cfg.schedule.validate();
   const EvalEvery eval_every = parse_eval_every(cfg.eval_every);
+  if (cfg.packing != "bestfit" && cfg.packing != "stream")
+    fail("--packing %s: expected bestfit or stream", cfg.packing.c_str());
+  const PackMode pack_mode = cfg.packing == "stream" ? PackMode::Stream : PackMode::BestFit;
   const KernelTable& kernels = kernels_for_device(cfg.device.c_str());
   const int threads = setup_threads(cfg.threads);
 
@@ -142,7 +145,7 @@ TrainSummary run_training(const TrainConfig& cfg) {
       {"preset", cfg.shape.preset}, {"data_dir", cfg.data_dir}, {"tokenizer", tok_spec},
       {"tokenizer_id", to_hex(tok.identity())}, {"device", cfg.device}, {"kernels", kernels.name},
       {"time_budget_seconds", budget_s}, {"steps", cfg.steps}, {"batch_size", B}, {"seq_len", T},
-      {"total_batch_tokens", step_tokens}, {"grad_accum_steps", accum}, {"seed", cfg.seed},
+      {"total_batch_tokens", step_tokens}, {"grad_accum_steps", accum}, {"seed", cfg.seed}, {"packing", cfg.packing},
       {"eval_every", cfg.eval_every}, {"eval_tokens", cfg.eval_tokens}, {"eval_batch_size", eval_B},
       {"threads", threads}, {"peak_gflops", peak_gflops}};
   write_file_atomic((fs::path(run_dir) / "config.json").string(), config_json.dump(2) + "\n");
@@ -157,7 +160,7 @@ TrainSummary run_training(const TrainConfig& cfg) {
   Gpt model(mc, kernels, std::max(B, eval_B), T);
   init_params(model.params(), cfg.seed);
   Optimizer opt(oc, model.params(), kernels);
-  TrainLoader loader(ds.train, B, T, cfg.seed);
+  TrainLoader loader(ds.train, B, T, cfg.seed, 0, 1, pack_mode);
   ValLoader val(ds.val, eval_B, T, uint64_t(cfg.eval_tokens));
   std::vector<int32_t> inputs(static_cast<size_t>(micro_tokens)), targets(static_cast<size_t>(micro_tokens));
 
