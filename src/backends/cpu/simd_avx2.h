@@ -48,4 +48,44 @@ inline void scale(float* y, float a, int64_t n) {
 
 inline float sum_sq(const float* x, int64_t n) { return dot(x, x, n); }
 
+// e^x for 8 floats: x = n ln2 + r with |r| <= ln2/2, e^r by a degree-6 polynomial (Cephes
+// expf coefficients), 2^n through the exponent bits. Relative error ~2 ulp; inputs are clamped
+// to [-87.3, 88.7] (e^-87.3 is the smallest normal float), so no NaN or overflow from large |x|.
+inline __m256 exp8(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.7f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+// tanh(x) = 1 - 2 / (e^{2x} + 1); |x| is clamped to 9, where tanh is 1 to float precision.
+inline __m256 tanh8(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-9.0f)), _mm256_set1_ps(9.0f));
+  const __m256 e = exp8(_mm256_add_ps(x, x));
+  return _mm256_sub_ps(_mm256_set1_ps(1.0f),
+                       _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
+}
+
+// Scalar versions with the same numerics, for loop tails.
+inline float exp1(float x) {
+  alignas(32) float v[8] = {x};
+  _mm256_store_ps(v, exp8(_mm256_load_ps(v)));
+  return v[0];
+}
+inline float tanh1(float x) {
+  alignas(32) float v[8] = {x};
+  _mm256_store_ps(v, tanh8(_mm256_load_ps(v)));
+  return v[0];
+}
+
 }  // namespace nt::cpu
