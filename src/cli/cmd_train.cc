@@ -26,7 +26,7 @@ void add_train_command(CLI::App& app) {
   c->add_option("--vocab-size", cfg->shape.vocab_size, "Vocabulary (default: the tokenizer's)")->group(g);
   c->add_option("--rope-base", cfg->shape.rope_base, "Rotary base (default 10000)")->group(g);
   g = "Optimization";
-  c->add_option("--batch-size", cfg->batch_size, "Sequences per micro-batch")->capture_default_str()->group(g);
+  c->add_option("--batch-size", cfg->batch_size, "Sequences per micro-batch (default 16; frontier 4)")->group(g);
   c->add_option("--total-batch-tokens", cfg->total_batch_tokens, "Tokens per optimizer step (gradient accumulation)")->group(g);
   c->add_option("--lr-matrix", cfg->optim.lr_matrix, "Muon learning rate")->capture_default_str()->group(g);
   c->add_option("--lr-embed", cfg->optim.lr_embed, "AdamW LR for the embedding (default 0.2*(d/768)^-0.5)")->group(g);

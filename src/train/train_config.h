@@ -22,7 +22,7 @@ struct TrainConfig {
   Schedule schedule;
   std::string time_budget = "5m";  // training time only; ignored when steps > 0
   int64_t steps = 0;               // > 0: a step-count run
-  int batch_size = 16;             // sequences per micro-batch
+  int batch_size = 0;              // sequences per micro-batch; 0 = the preset's (16; frontier 4)
   int64_t total_batch_tokens = 0;  // tokens per optimizer step; 0 = batch_size * seq_len
   uint64_t seed = 1337;
   std::string packing = "bestfit";  // "bestfit" (BOS-aligned documents) or "stream"

@@ -77,7 +77,7 @@ TrainSummary run_training(const TrainConfig& cfg) {
     if (!d) fail("--time-budget %s: expected a positive duration such as 90s, 5m, 1h", cfg.time_budget.c_str());
     budget_s = *d;
   }
-  if (cfg.batch_size <= 0) fail("--batch-size %d: must be positive", cfg.batch_size);
+  if (cfg.batch_size < 0) fail("--batch-size %d: must be positive", cfg.batch_size);
   if (cfg.eval_batch_size < 0) fail("--eval-batch-size %d: must be positive", cfg.eval_batch_size);
   if (cfg.eval_tokens < 0) fail("--eval-tokens %lld: must be >= 0", (long long)cfg.eval_tokens);
   if (cfg.total_batch_tokens < 0) fail("--total-batch-tokens %lld: must be positive", (long long)cfg.total_batch_tokens);
@@ -98,7 +98,8 @@ TrainSummary run_training(const TrainConfig& cfg) {
   ModelConfig mc = resolve_model_config(cfg.shape, int(tok.vocab_size()));
   if (uint32_t(mc.vocab_size) < tok.vocab_size())
     fail("--vocab-size %d: smaller than the data's tokenizer vocabulary (%u)", mc.vocab_size, tok.vocab_size());
-  const int B = cfg.batch_size, T = mc.seq_len;
+  const int B = cfg.batch_size > 0 ? cfg.batch_size : (cfg.shape.preset == "frontier" ? 4 : 16);
+  const int T = mc.seq_len;
   const int64_t micro_tokens = int64_t(B) * T;
   const int64_t step_tokens = cfg.total_batch_tokens > 0 ? cfg.total_batch_tokens : micro_tokens;
   if (step_tokens % micro_tokens != 0)
@@ -149,6 +150,7 @@ TrainSummary run_training(const TrainConfig& cfg) {
       {"eval_every", cfg.eval_every}, {"eval_tokens", cfg.eval_tokens}, {"eval_batch_size", eval_B},
       {"threads", threads}, {"peak_gflops", peak_gflops}};
   write_file_atomic((fs::path(run_dir) / "config.json").string(), config_json.dump(2) + "\n");
+  progress.print("config: " + config_json.dump());
   std::ofstream metrics((fs::path(run_dir) / "metrics.jsonl").string(), std::ios::trunc);
   if (!metrics) fail("%s: cannot write metrics.jsonl", run_dir.c_str());
   progress.print(strf("run folder: %s | batch %d x %d tokens, %lld micro-batch(es) per step (%lld tokens) | %s",

@@ -80,7 +80,7 @@ check "--steps 4 ran 4 steps" "[ \"\$(json '$TMP/s1/summary.json' \"['steps']\")
 # --- bad input: one line naming the flag or file, non-zero exit
 expect_error "unknown flag" "--no-such-flag" "$NT" train --no-such-flag
 expect_error "negative budget" "--time-budget -5m" "$NT" train --data "$TMP/data" --time-budget -5m
-expect_error "zero batch" "--batch-size 0" "$NT" train --data "$TMP/data" --batch-size 0
+expect_error "negative batch" "--batch-size -3" "$NT" train --data "$TMP/data" --batch-size -3
 expect_error "head dim not dividing d_model" "head-dim|d_model" "$NT" train --data "$TMP/data" --d-model 100 --head-dim 64
 expect_error "kv heads not dividing heads" "--n-kv-head 3" "$NT" train --data "$TMP/data" --preset tiny --n-kv-head 3
 expect_error "unknown preset" "--preset huge" "$NT" train --data "$TMP/data" --preset huge
