@@ -15,7 +15,7 @@ NT=build/nanotrain
 # Data: the pinned public-domain corpus, a BPE tokenizer trained on it, token shards.
 # Each step is skipped when its output is already there (data fetch is itself idempotent).
 $NT data fetch --out data/corpus --cache data/cache
-if [ ! -f "data/tok${VOCAB}.tiktoken" ]; then
+if [ ! -f "data/tok${VOCAB}.tiktoken" ]; then   # (nanotrain train makes the same files on first use)
   $NT tokenizer train --input data/corpus/train.jsonl --vocab-size "$VOCAB" --out "data/tok${VOCAB}.tiktoken"
 fi
 if [ ! -f "data/shards-${VOCAB}/data.json" ]; then

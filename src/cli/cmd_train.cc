@@ -10,7 +10,7 @@ namespace nt::cli {
 void add_train_command(CLI::App& app) {
   auto cfg = std::make_shared<TrainConfig>();
   auto* c = app.add_subcommand("train", "Train a GPT from scratch under a wall-clock budget and report val_bpb");
-  c->add_option("--data", cfg->data_dir, "Prepared data folder (nanotrain data prepare)")->capture_default_str();
+  c->add_option("--data", cfg->data_dir, "Prepared data folder (nanotrain data prepare); the default is made on first use from the default corpus with a BPE tokenizer of 8192")->capture_default_str();
   c->add_option("--run-dir", cfg->run_dir, "Run folder to write (default runs/<date>-<time>)");
   c->add_option("--device", cfg->device, "Backend: cpu, ref (slow plain reference)")->capture_default_str();
   c->add_option("--time-budget", cfg->time_budget, "Training time (data+fwd+bwd+optimizer): 90s, 5m, 1h")->capture_default_str();

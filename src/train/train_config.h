@@ -14,7 +14,7 @@
 namespace nt {
 
 struct TrainConfig {
-  std::string data_dir = "data/shards";
+  std::string data_dir = "data/shards-8192";  // the default corpus + BPE 8192, made on first use
   std::string run_dir;  // empty: runs/<date>-<time>
   std::string device = "cpu";
   ShapeFlags shape;

@@ -21,6 +21,7 @@
 #include "model/gpt.h"
 #include "model/weights_io.h"
 #include "optim/optimizer.h"
+#include "train/default_data.h"
 #include "train/progress.h"
 #include "train/time_budget.h"
 #include "train/train_config.h"
@@ -93,6 +94,7 @@ TrainSummary run_training(const TrainConfig& cfg) {
   const int threads = setup_threads(cfg.threads);
 
   // ---- Data and model shape.
+  if (cfg.data_dir == kDefaultDataDir) ensure_default_data(cfg.quiet);
   Dataset ds = open_dataset(cfg.data_dir);
   const Tokenizer& tok = *ds.tokenizer;
   ModelConfig mc = resolve_model_config(cfg.shape, int(tok.vocab_size()));
