@@ -10,12 +10,15 @@ packages=(
   libpcre2-dev libssl-dev                    # tokenizer regex, SHA-256
   python3 python3-torch python3-numpy        # the independent PyTorch reference (tests, comparisons)
   libopenblas0-pthread                       # a real BLAS for PyTorch's fp32 GEMMs
-  nodejs npm                                 # the tiktoken reference encoder (tests)
 )
+# The tiktoken reference encoder (tests) runs on Node.js; some machines have a Node.js build that
+# bundles npm, so these two are checked by command rather than by package.
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   SUDO=""
