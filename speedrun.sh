@@ -23,7 +23,6 @@ if [ ! -f "data/shards-${VOCAB}/data.json" ]; then
     --val-input data/corpus/val.jsonl --out "data/shards-${VOCAB}"
 fi
 
-# Pinned threads: the kernel otherwise sometimes parks both threads on one core.
-export OMP_PROC_BIND=${OMP_PROC_BIND:-true} OMP_PLACES=${OMP_PLACES:-cores}
+# (nanotrain pins its threads to cores itself: unpinned, the kernel sometimes parks both on one.)
 RUN=runs/speedrun-$(date +%Y%m%d-%H%M%S)
 $NT train --data "data/shards-${VOCAB}" --preset cpu --time-budget "$BUDGET" --run-dir "$RUN" "$@"

@@ -63,7 +63,9 @@ int setup_threads(int threads) {
   if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
     for (int c = 0; c < CPU_SETSIZE; ++c)
       if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
-  if (threads <= 0) threads = cpus.empty() ? omp_get_num_procs() : int(cpus.size());
+  // omp_get_max_threads honours OMP_NUM_THREADS and otherwise counts the cores this process may
+  // use when OpenMP started (before any OMP_PROC_BIND binding of the main thread).
+  if (threads <= 0) threads = omp_get_max_threads();
   omp_set_num_threads(threads);
   if (!cpus.empty() && threads <= int(cpus.size())) {
 #pragma omp parallel num_threads(threads)
