@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "core/check.h"
 #include "core/rng.h"
 
 namespace nt::test {
@@ -31,11 +34,22 @@ inline double rel_err(const std::vector<double>& a, const std::vector<double>& b
   return num / den;
 }
 
+// A fresh, empty folder under the build tree for one test (name may contain '/').
 inline std::string tmp_dir(const std::string& name) {
-  std::string d = std::string(NT_BINARY_DIR) + "/test_tmp/" + name;
-  std::string cmd = "rm -rf '" + d + "' && mkdir -p '" + d + "'";
-  if (std::system(cmd.c_str()) != 0) return d;
-  return d;
+  const std::filesystem::path d = std::filesystem::path(NT_BINARY_DIR) / "test_tmp" / name;
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d.string();
+}
+
+// The message of the nt::Error that f throws, or "" if it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace nt::test

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // `nanotrain eval bpb`: a run's val_bpb on any text, with the training definition.
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -44,7 +47,10 @@ void add_eval_command(CLI::App& app) {
     std::vector<std::string> docs;
     read_documents(o->inputs, dopt, docs);
     if (docs.empty()) fail("--input: no text found");
-    const std::string tmp = run.dir + "/.eval_tokens.bin";
+    // The evaluation text goes through the same shard format and validation loader as training
+    // data; the shard lives in the system's temporary folder, never in the (maybe read-only) run.
+    const std::string tmp = (std::filesystem::temp_directory_path() /
+                              ("nanotrain-eval-" + std::to_string(::getpid()) + ".bin")).string();
     {
       ShardWriter w(tmp, tok.vocab_size(), tok.bos_id(), tok.identity());
       std::vector<uint32_t> ids;

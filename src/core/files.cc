@@ -109,6 +109,5 @@ void make_dirs(const std::string& path) {
   if (::access(path.c_str(), W_OK) != 0) fail("%s: directory is not writable", path.c_str());
 }
 
-bool file_exists(const std::string& path) { return std::filesystem::exists(path); }
 
 }  // namespace nt

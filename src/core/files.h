@@ -58,6 +58,5 @@ class MappedFile {
 
 // Creates a directory (and parents); throws if it cannot, or if it exists but is not writable.
 void make_dirs(const std::string& path);
-bool file_exists(const std::string& path);
 
 }  // namespace nt

@@ -34,7 +34,7 @@ struct KernelTable {
 
   // Rotary embedding in place on x (B, T, heads, D), half-split layout: with x1 = x[:D/2],
   // x2 = x[D/2:], y1 = x1 cos + x2 sin, y2 = -x1 sin + x2 cos. cos/sin are (T, D/2) tables for
-  // positions pos0 .. pos0+T-1 (pos0 lets the sampler rotate one position).
+  // the T positions of x (the sampler passes the tables offset to the position it decodes).
   void (*rope_fwd)(float* x, const float* cos, const float* sin, int64_t batch, int64_t t,
                    int64_t heads, int64_t d);
   // The inverse rotation (the transpose), in place: turns dy into dx.

@@ -79,7 +79,6 @@ class Gpt {
   Buffer<float> dx_, dln_, dlnf_;     // (N, C)
   Buffer<float> act_, dact_;          // (N, 4C)
   Buffer<float> datt_, dq_, dk_, dv_; // (N, H*D), (N, KVH*D) x2
-  Buffer<float> hidden_;              // (N, H*D) attention output scratch in forward_logits
 };
 
 // Rows of logits processed at once by the fused head + loss.

@@ -31,12 +31,19 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
   return s;
 }
 
+static size_t padded(int64_t numel) { return (size_t(numel) + 15) / 16 * 16; }  // 64-byte aligned
+
+size_t arena_numel(const std::vector<ParamSpec>& specs) {
+  size_t total = 0;
+  for (const auto& sp : specs) total += padded(sp.numel());
+  return total;
+}
+
 ParamArena::ParamArena(const ModelConfig& c) : specs(param_specs(c)) {
   size_t total = 0;
   for (const auto& sp : specs) {
     offsets.push_back(total);
-    // Keep every tensor 64-byte aligned.
-    total += (size_t(sp.numel()) + 15) / 16 * 16;
+    total += padded(sp.numel());
   }
   data.resize(total);
 }

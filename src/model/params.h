@@ -44,6 +44,9 @@ struct ModelTensors {
   std::vector<LayerTensors> layers;
 };
 
+// Elements of an arena laid out from specs (each tensor padded to 64 bytes).
+size_t arena_numel(const std::vector<ParamSpec>& specs);
+
 struct ParamArena {
   std::vector<ParamSpec> specs;
   std::vector<size_t> offsets;  // element offset of each spec in `data`

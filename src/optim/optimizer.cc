@@ -30,11 +30,16 @@ nlohmann::json OptimConfig::to_json() const {
           {"ns_steps", ns_steps}};
 }
 
-size_t Optimizer::state_floats(const ParamArena& p) {
-  size_t max_mat = 0;
-  for (const auto& s : p.specs)
-    if (s.group == ParamGroup::kMatrix) max_mat = std::max<size_t>(max_mat, size_t(s.numel()));
-  return 2 * p.numel() + 2 * max_mat + 2 * max_mat;
+size_t Optimizer::state_floats(const std::vector<ParamSpec>& specs) {
+  size_t max_mat = 0, max_gram = 0;
+  for (const auto& s : specs)
+    if (s.group == ParamGroup::kMatrix) {
+      max_mat = std::max<size_t>(max_mat, size_t(s.numel()));
+      const size_t small = size_t(std::min(s.rows, s.cols));
+      max_gram = std::max(max_gram, small * small);
+    }
+  // m_ and v_ in the arena layout, and the Newton-Schulz scratch x_, y_, a_, b_.
+  return 2 * arena_numel(specs) + 2 * max_mat + 2 * max_gram;
 }
 
 Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k)

@@ -35,13 +35,8 @@ class Optimizer {
   Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k);
   // One update with every learning rate multiplied by lrm.
   void step(ParamArena& params, const ParamArena& grads, double lrm);
-  int64_t steps_taken() const { return t_; }
-  // Extra floats held as state (for the memory estimate).
-  static size_t state_floats(const ParamArena& params);
-  // State for checkpoints: Adam moments and Muon momentum share the parameters' layout.
-  Buffer<float>& m() { return m_; }
-  Buffer<float>& v() { return v_; }
-  void set_steps_taken(int64_t t) { t_ = t; }
+  // Floats of optimizer state and scratch for these parameters (for the memory estimate).
+  static size_t state_floats(const std::vector<ParamSpec>& specs);
 
  private:
   void muon_update(float* p, const float* g, float* buf, int64_t rows, int64_t cols, float lr);

@@ -9,6 +9,7 @@
 #include "core/files.h"
 #include "core/sha256.h"
 #include "data/corpus.h"
+#include "test_util.h"
 
 namespace nt {
 namespace {
@@ -16,8 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(DefaultCorpus, PinnedIdempotentAndCoversEverySource) {
-  const fs::path out = fs::path(NT_BINARY_DIR) / "test_tmp" / "corpus";
-  fs::remove_all(out);
+  const fs::path out = test::tmp_dir("corpus");
   FetchOptions o;
   o.out = out.string();
   o.cache = std::string(NT_SOURCE_DIR) + "/data/cache";

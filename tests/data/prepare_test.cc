@@ -9,6 +9,7 @@
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "data/prepare.h"
+#include "test_util.h"
 #include "tokenizer/bpe_train.h"
 
 namespace nt {
@@ -17,9 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(Prepare, BpeShardsIndependentOfThreadsAndRollOver) {
-  const fs::path dir = fs::path(NT_BINARY_DIR) / "test_tmp" / "prepare";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = test::tmp_dir("prepare");
   std::string jsonl;
   std::vector<std::string> texts;
   for (int i = 0; i < 200; ++i) {

@@ -12,6 +12,7 @@
 #include "data/dataset.h"
 #include "data/prepare.h"
 #include "data/shard_format.h"
+#include "test_util.h"
 #include "tokenizer/bpe_train.h"
 
 namespace nt {
@@ -19,21 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string tmp_dir(const std::string& name) {
-  const fs::path d = fs::path(NT_BINARY_DIR) / "test_tmp" / "shard" / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d.string();
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string tmp_dir(const std::string& name) { return test::tmp_dir("shard/" + name); }
+using test::error_of;
 
 std::string write_test_shard(const std::string& path, uint32_t vocab, const Digest& id) {
   ShardWriter w(path, vocab, vocab - 1, id);

@@ -13,6 +13,7 @@
 #include "core/rng.h"
 #include "tokenizer/base64.h"
 #include "tokenizer/bpe_tokenizer.h"
+#include "test_util.h"
 #include "tokenizer/bpe_train.h"
 #include "varied_text.h"
 
@@ -33,14 +34,7 @@ std::unique_ptr<BpeTokenizer> small_tokenizer(uint32_t vocab = 600) {
   return train_bpe(testing::varied_texts(7, 300, false), opt);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(Base64, RoundTripAndRejects) {
   Rng rng(1);
