@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "core/check.h"
 #include "train/train_config.h"
 
 namespace nt::cli {
@@ -51,8 +52,24 @@ void add_train_command(CLI::App& app) {
   c->add_option("--threads", cfg->threads, "Threads (0 = all cores)")->capture_default_str()->group(g);
   c->add_option("--peak-gflops", cfg->peak_gflops, "Peak GFLOP/s used for MFU (default 245 per thread)")->group(g);
   c->add_flag("--quiet", cfg->quiet, "No progress output")->group(g);
-  c->callback([cfg] {
-    TrainSummary s = run_training(*cfg);
+  g = "Checkpoints and faults";
+  c->add_option("--save-every", cfg->save_every, "Checkpoint every N steps or training-time duration (0 = end only)")->capture_default_str()->group(g);
+  c->add_option("--keep-checkpoints", cfg->keep_checkpoints, "Newest checkpoints kept")->capture_default_str()->group(g);
+  c->add_option("--on-nan", cfg->on_nan, "Non-finite loss/gradient: stop, or rollback to the last checkpoint with halved LRs")->capture_default_str()->group(g);
+  c->add_option("--resume", cfg->resume, "Continue this run folder from its newest valid checkpoint (its own settings)")->group(g);
+  c->callback([cfg, c] {
+    if (!cfg->resume.empty())
+      for (const CLI::Option* o : c->get_options())
+        if (o->count() > 0 && o->get_name() != "--resume" && o->get_name() != "--threads" && o->get_name() != "--quiet")
+          fail("%s: cannot be combined with --resume (a resumed run keeps its own settings; only --threads and --quiet may be given)",
+               o->get_name().c_str());
+    TrainSummary s;
+    try {
+      s = run_training(*cfg);
+    } catch (const Interrupted& stop) {
+      std::fprintf(stderr, "nanotrain: %s\n", stop.message.c_str());
+      throw ExitCode{128 + stop.signal};
+    }
     const auto& j = s.json;
     std::printf("val_bpb %.4f | steps %lld | %.0f tokens in %.1fs (%.0f tok/s, MFU %.1f%%) | overshoot %+.3fs\n",
                 j["val_bpb"].get<double>(), (long long)j["steps"].get<int64_t>(), double(j["tokens_trained"].get<int64_t>()),

@@ -59,6 +59,11 @@ void AtomicFile::write(const void* data, size_t n) {
   }
 }
 
+void AtomicFile::write_at(size_t offset, const void* data, size_t n) {
+  if (::pwrite(fd_, data, n, off_t(offset)) != ssize_t(n))
+    fail("%s: write failed: %s", tmp_.c_str(), std::strerror(errno));
+}
+
 void AtomicFile::commit() {
   if (::fsync(fd_) != 0) fail("%s: fsync failed: %s", tmp_.c_str(), std::strerror(errno));
   if (::close(fd_) != 0) {

@@ -23,6 +23,8 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
   void write(const void* data, size_t n);
   void write(std::string_view s) { write(s.data(), s.size()); }
+  // Overwrites bytes already written (e.g. a checksum patched into a header).
+  void write_at(size_t offset, const void* data, size_t n);
   // Flush, fsync, rename over the final path, fsync the directory.
   void commit();
   const std::string& path() const { return path_; }

@@ -111,11 +111,11 @@ void Optimizer::step(ParamArena& params, const ParamArena& grads, double lrm) {
     float* v = v_.data() + params.offsets[i];
     switch (s.group) {
       case ParamGroup::kMatrix:
-        muon_update(p, g, m, s.rows, s.cols, float(cfg_.lr_matrix * lrm));
+        muon_update(p, g, m, s.rows, s.cols, float(cfg_.lr_matrix * cfg_.lr_scale * lrm));
         break;
       case ParamGroup::kEmbed:
       case ParamGroup::kHead: {
-        const double lr = (s.group == ParamGroup::kEmbed ? cfg_.lr_embed : cfg_.lr_head) * lrm;
+        const double lr = (s.group == ParamGroup::kEmbed ? cfg_.lr_embed : cfg_.lr_head) * cfg_.lr_scale * lrm;
         k_.adamw_step(p, g, m, v, s.numel(), float(lr), float(cfg_.beta1), float(cfg_.beta2), float(cfg_.eps),
                       float(cfg_.weight_decay), bc1, bc2);
         break;

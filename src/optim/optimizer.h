@@ -25,6 +25,7 @@ struct OptimConfig {
   double weight_decay = 0.0;  // AdamW groups
   double momentum = 0.95;     // Muon
   int ns_steps = 5;
+  double lr_scale = 1.0;  // multiplies every learning rate (halved by --on-nan rollback)
   // Fills the d_model-scaled defaults and checks ranges (errors name the flag).
   void resolve(int d_model);
   nlohmann::json to_json() const;
@@ -32,9 +33,16 @@ struct OptimConfig {
 
 class Optimizer {
  public:
+  void set_lr_scale(double s) { cfg_.lr_scale = s; }
+  double lr_scale() const { return cfg_.lr_scale; }
   Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k);
   // One update with every learning rate multiplied by lrm.
   void step(ParamArena& params, const ParamArena& grads, double lrm);
+  int64_t steps_taken() const { return t_; }
+  void set_steps_taken(int64_t t) { t_ = t; }
+  // State for checkpoints: Adam moments and Muon momentum, laid out like the parameters.
+  Buffer<float>& m() { return m_; }
+  Buffer<float>& v() { return v_; }
   // Floats of optimizer state and scratch for these parameters (for the memory estimate).
   static size_t state_floats(const std::vector<ParamSpec>& specs);
 

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <vector>
 
 namespace nt {
 
@@ -20,6 +21,12 @@ class TimeBudget {
   // True if the next step, predicted from the recent ones, would end past the budget.
   bool next_step_would_overrun() const;
   double predicted_step() const;
+  // For checkpoints: the recent step durations, and restoring both.
+  std::vector<double> recent() const { return {recent_.begin(), recent_.end()}; }
+  void restore(double used, const std::vector<double>& recent) {
+    used_ = used;
+    recent_.assign(recent.begin(), recent.end());
+  }
 
  private:
   double budget_;

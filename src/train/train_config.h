@@ -34,13 +34,29 @@ struct TrainConfig {
   int sample_tokens = 64;
   std::string sample_prompt = "The ";
   bool quiet = false;
+  // Reliability.
+  std::string save_every = "10m";  // "0" (only at the end), "N" steps, or a training-time duration
+  int keep_checkpoints = 2;        // newest N checkpoints kept
+  std::string on_nan = "stop";     // "stop" or "rollback" (to the last checkpoint, halving LRs)
+  std::string resume;              // a run folder to continue from its newest valid checkpoint
+
+  // The flags as given (not resolved), for checkpoints: resolution is deterministic.
+  nlohmann::json to_json() const;
+  static TrainConfig from_json(const nlohmann::json& j);  // throws nt::Error
 };
 
 struct TrainSummary {
   nlohmann::json json;
 };
 
+// A clean stop on SIGINT / SIGTERM: thrown after the checkpoint is written.
+struct Interrupted {
+  int signal;
+  std::string message;
+};
+
 // Runs the whole job: data, model, loop under the budget, final eval, sample, run folder.
+// With cfg.resume set, continues that run from its newest valid checkpoint.
 TrainSummary run_training(const TrainConfig& cfg);
 
 }  // namespace nt

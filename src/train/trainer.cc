@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
-// The training job: open data, build the model, train under the budget, evaluate, sample,
-// and write the run folder (config.json, metrics.jsonl, summary.json, model.safetensors).
+// The training job: open data, build the model, train under the budget (checkpointing, clean
+// stops, non-finite guards), evaluate, sample, and write the run folder (config.json,
+// metrics.jsonl, summary.json, model.safetensors, checkpoints/).
 #include <omp.h>
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sstream>
 
 #include "core/check.h"
 #include "core/duration.h"
@@ -21,8 +25,10 @@
 #include "model/gpt.h"
 #include "model/weights_io.h"
 #include "optim/optimizer.h"
+#include "train/checkpoint.h"
 #include "train/default_data.h"
 #include "train/progress.h"
+#include "train/signals.h"
 #include "train/time_budget.h"
 #include "train/train_config.h"
 
@@ -30,6 +36,7 @@ namespace nt {
 
 namespace {
 
+namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -41,19 +48,24 @@ std::string default_run_dir() {
 }
 
 // "0" = never (only at the end); "N" = every N steps; a duration = every that much training time.
-struct EvalEvery {
+struct Interval {
   int64_t steps = 0;
   double seconds = 0;
+  // Due at `step` (> 0) when `used` training seconds have passed since `last_at`.
+  bool due(int64_t step, double used, double last_at) const {
+    return step > 0 && ((steps > 0 && step % steps == 0) || (seconds > 0 && used - last_at >= seconds));
+  }
 };
-EvalEvery parse_eval_every(const std::string& s) {
-  EvalEvery e;
+Interval parse_interval(const char* flag, const std::string& s) {
+  Interval e;
   if (s == "0") return e;
   if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos) {
-    e.steps = std::stoll(s);
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), e.steps);
+    if (ec != std::errc() || e.steps <= 0) fail("%s %s: step count out of range", flag, s.c_str());
     return e;
   }
   auto d = parse_duration(s);
-  if (!d) fail("--eval-every %s: expected 0, a step count, or a duration such as 60s", s.c_str());
+  if (!d) fail("%s %s: expected 0, a step count, or a duration such as 60s", flag, s.c_str());
   e.seconds = *d;
   return e;
 }
@@ -65,11 +77,44 @@ std::string human_bytes(double b) {
   return strf("%.1f %s", b, u[i]);
 }
 
+void warn_line(const std::string& s) { std::fprintf(stderr, "nanotrain: warning: %s\n", s.c_str()); }
+
+// Keeps the first `lines` lines of a metrics file (a resumed run rewrites what followed).
+void truncate_lines(const std::string& path, int64_t lines) {
+  if (!fs::exists(path)) return;
+  std::istringstream in(read_file(path));
+  std::string line, kept;
+  for (int64_t i = 0; i < lines && std::getline(in, line); ++i) kept += line + "\n";
+  write_file_atomic(path, kept);
+}
+
+// The first parameter whose gradient holds a non-finite value, or "" (and the total norm).
+std::string first_bad_gradient(const KernelTable& k, const ParamArena& grads, double* norm) {
+  double total = 0;
+  std::string bad;
+  for (size_t i = 0; i < grads.specs.size(); ++i) {
+    const double ss = k.sum_squares(grads.tensor(i), grads.specs[i].numel());
+    if (!std::isfinite(ss) && bad.empty()) bad = grads.specs[i].name;
+    total += ss;
+  }
+  *norm = std::sqrt(total);
+  return bad;
+}
+
 }  // namespace
 
-TrainSummary run_training(const TrainConfig& cfg) {
-  namespace fs = std::filesystem;
+TrainSummary run_training(const TrainConfig& given) {
   const auto wall0 = Clock::now();
+  // ---- Resume: the run's own settings from its newest valid checkpoint.
+  TrainConfig cfg = given;
+  std::optional<CheckpointData> resume;
+  if (!given.resume.empty()) {
+    resume = newest_valid_checkpoint(given.resume, warn_line);
+    cfg = TrainConfig::from_json(resume->train);
+    cfg.run_dir = given.resume;
+    cfg.threads = given.threads;
+    cfg.quiet = given.quiet;
+  }
   // ---- Validate flags that do not need the data.
   double budget_s = 0;
   if (cfg.steps < 0) fail("--steps %lld: must be positive", (long long)cfg.steps);
@@ -85,8 +130,11 @@ TrainSummary run_training(const TrainConfig& cfg) {
   if (cfg.threads < 0) fail("--threads %d: must be >= 0", cfg.threads);
   if (cfg.sample_tokens < 0) fail("--sample-tokens %d: must be >= 0", cfg.sample_tokens);
   if (cfg.peak_gflops < 0) fail("--peak-gflops %g: must be positive", cfg.peak_gflops);
+  if (cfg.keep_checkpoints < 1) fail("--keep-checkpoints %d: must be at least 1", cfg.keep_checkpoints);
+  if (cfg.on_nan != "stop" && cfg.on_nan != "rollback") fail("--on-nan %s: expected stop or rollback", cfg.on_nan.c_str());
   cfg.schedule.validate();
-  const EvalEvery eval_every = parse_eval_every(cfg.eval_every);
+  const Interval eval_every = parse_interval("--eval-every", cfg.eval_every);
+  const Interval save_every = parse_interval("--save-every", cfg.save_every);
   if (cfg.packing != "bestfit" && cfg.packing != "stream")
     fail("--packing %s: expected bestfit or stream", cfg.packing.c_str());
   const PackMode pack_mode = cfg.packing == "stream" ? PackMode::Stream : PackMode::BestFit;
@@ -100,6 +148,8 @@ TrainSummary run_training(const TrainConfig& cfg) {
   ModelConfig mc = resolve_model_config(cfg.shape, int(tok.vocab_size()));
   if (uint32_t(mc.vocab_size) < tok.vocab_size())
     fail("--vocab-size %d: smaller than the data's tokenizer vocabulary (%u)", mc.vocab_size, tok.vocab_size());
+  if (resume && resume->model.to_json() != mc.to_json())
+    fail("%s: the checkpoint's model shape differs from its run's configuration", resume->path.c_str());
   const int B = cfg.batch_size > 0 ? cfg.batch_size : (cfg.shape.preset == "frontier" ? 4 : 16);
   const int T = mc.seq_len;
   const int64_t micro_tokens = int64_t(B) * T;
@@ -137,6 +187,7 @@ TrainSummary run_training(const TrainConfig& cfg) {
 
   // ---- Run folder.
   const std::string run_dir = cfg.run_dir.empty() ? default_run_dir() : cfg.run_dir;
+  cfg.run_dir = run_dir;  // checkpoints record where they belong
   make_dirs(run_dir);
   const std::string tok_spec = tok.save_to_dir(run_dir);
   const double peak_gflops = cfg.peak_gflops > 0 ? cfg.peak_gflops : 245.0 * threads;
@@ -150,54 +201,126 @@ TrainSummary run_training(const TrainConfig& cfg) {
       {"time_budget_seconds", budget_s}, {"steps", cfg.steps}, {"batch_size", B}, {"seq_len", T},
       {"total_batch_tokens", step_tokens}, {"grad_accum_steps", accum}, {"seed", cfg.seed}, {"packing", cfg.packing},
       {"eval_every", cfg.eval_every}, {"eval_tokens", cfg.eval_tokens}, {"eval_batch_size", eval_B},
-      {"threads", threads}, {"peak_gflops", peak_gflops}};
+      {"save_every", cfg.save_every}, {"keep_checkpoints", cfg.keep_checkpoints}, {"on_nan", cfg.on_nan},
+      {"threads", threads}, {"peak_gflops", peak_gflops}, {"flags", cfg.to_json()}};
   write_file_atomic((fs::path(run_dir) / "config.json").string(), config_json.dump(2) + "\n");
   progress.print("config: " + config_json.dump());
-  std::ofstream metrics((fs::path(run_dir) / "metrics.jsonl").string(), std::ios::trunc);
-  if (!metrics) fail("%s: cannot write metrics.jsonl", run_dir.c_str());
+  const std::string metrics_path = (fs::path(run_dir) / "metrics.jsonl").string();
+  int64_t metrics_lines = 0;
+  if (resume) {
+    metrics_lines = resume->state.at("metrics_lines").get<int64_t>();
+    truncate_lines(metrics_path, metrics_lines);
+  }
+  std::ofstream metrics(metrics_path, resume ? std::ios::app : std::ios::trunc);
+  if (!metrics) fail("%s: cannot write", metrics_path.c_str());
+  auto log_metric = [&](const nlohmann::json& j) {
+    metrics << j.dump() << "\n";
+    metrics.flush();
+    ++metrics_lines;
+  };
   progress.print(strf("run folder: %s | batch %d x %d tokens, %lld micro-batch(es) per step (%lld tokens) | %s",
                       run_dir.c_str(), B, T, (long long)accum, (long long)step_tokens,
                       cfg.steps > 0 ? strf("%lld steps", (long long)cfg.steps).c_str()
                                     : ("budget " + format_duration(budget_s)).c_str()));
 
-  // ---- Model, optimizer, loaders.
+  // ---- Model, optimizer, loaders, and the state a checkpoint restores.
   Gpt model(mc, kernels, std::max(B, eval_B), T);
   init_params(model.params(), cfg.seed);
   Optimizer opt(oc, model.params(), kernels);
   TrainLoader loader(ds.train, B, T, cfg.seed, 0, 1, pack_mode);
   ValLoader val(ds.val, eval_B, T, uint64_t(cfg.eval_tokens));
   std::vector<int32_t> inputs(static_cast<size_t>(micro_tokens)), targets(static_cast<size_t>(micro_tokens));
+  TimeBudget budget(budget_s);
+  int64_t step = 0, rollbacks = 0, last_saved_step = -1;
+  double eval_seconds = 0, save_seconds = 0, data_seconds = 0, last_eval_at = 0, last_save_at = 0;
+  auto restore = [&](const CheckpointData& ck) {
+    restore_checkpoint(ck, model.params(), opt.m().data(), opt.v().data());
+    const auto& s = ck.state;
+    step = s.at("step").get<int64_t>();
+    opt.set_steps_taken(s.at("optimizer_steps").get<int64_t>());
+    opt.set_lr_scale(s.at("lr_scale").get<double>());
+    loader.set_state(s.at("loader"));
+    budget.restore(s.at("train_seconds").get<double>(), s.at("recent_step_seconds").get<std::vector<double>>());
+    eval_seconds = s.at("eval_seconds").get<double>();
+    save_seconds = s.at("save_seconds").get<double>();
+    data_seconds = s.at("data_seconds").get<double>();
+    last_eval_at = s.at("last_eval_at").get<double>();
+    last_save_at = s.at("last_save_at").get<double>();
+    rollbacks = s.at("rollbacks").get<int64_t>();
+    last_saved_step = step;
+  };
+  if (resume) {
+    try {
+      restore(*resume);
+    } catch (const nlohmann::json::exception& e) {
+      fail("%s: checkpoint state is incomplete: %s", resume->path.c_str(), e.what());
+    }
+    progress.print(strf("resumed from %s: step %lld, %s of training done", resume->path.c_str(), (long long)step,
+                        format_duration(budget.used()).c_str()));
+    resume.reset();  // release the checkpoint's copy of the tensors
+  }
+  auto save = [&]() {
+    const auto ts = Clock::now();
+    last_save_at = budget.used();
+    const nlohmann::json state = {
+        {"step", step}, {"optimizer_steps", opt.steps_taken()}, {"lr_scale", opt.lr_scale()},
+        {"loader", loader.state()}, {"train_seconds", budget.used()}, {"recent_step_seconds", budget.recent()},
+        {"eval_seconds", eval_seconds}, {"save_seconds", save_seconds}, {"data_seconds", data_seconds},
+        {"last_eval_at", last_eval_at}, {"last_save_at", last_save_at}, {"rollbacks", rollbacks},
+        {"metrics_lines", metrics_lines}};
+    const std::string path = checkpoint_path(run_dir, step);
+    write_checkpoint(path, mc, cfg.to_json(), state, model.params(), opt.m().data(), opt.v().data());
+    prune_checkpoints(run_dir, cfg.keep_checkpoints);
+    last_saved_step = step;
+    save_seconds += since(ts);
+    progress.print(strf("step %lld | checkpoint %s (%.1fs, not charged)", (long long)step, path.c_str(), since(ts)));
+  };
 
   const double fpt = flops_per_token(mc, T);
-  TimeBudget budget(budget_s);
-  double eval_seconds = 0, last_eval_at = -1, data_seconds = 0;
-  int64_t step = 0;
   double last_loss = NAN;
   BpbResult last_eval;
   auto run_eval = [&]() {
     last_eval = evaluate_bpb(model, val, tok, eval_B, T);
     eval_seconds += last_eval.seconds;
     last_eval_at = budget.used();
-    metrics << nlohmann::json{{"type", "eval"}, {"step", step}, {"train_seconds", budget.used()},
-                              {"val_bpb", last_eval.bpb}, {"val_loss", last_eval.loss},
-                              {"val_targets", last_eval.targets}, {"eval_seconds", last_eval.seconds}}
-                   .dump()
-            << "\n";
-    metrics.flush();
+    log_metric({{"type", "eval"}, {"step", step}, {"train_seconds", budget.used()}, {"val_bpb", last_eval.bpb},
+                {"val_loss", last_eval.loss}, {"val_targets", last_eval.targets}, {"eval_seconds", last_eval.seconds}});
     progress.print(strf("step %lld | val_bpb %.4f | val_loss %.4f | %llu targets in %.1fs (not charged)",
                         (long long)step, last_eval.bpb, last_eval.loss, (unsigned long long)last_eval.targets,
                         last_eval.seconds));
   };
+  // A non-finite loss or gradient: stop naming the culprit, or roll back with halved LRs.
+  auto on_non_finite = [&](const std::string& what) {
+    const auto ckpts = list_checkpoints(run_dir);
+    const std::string last_good = ckpts.empty() ? "none" : ckpts.front();
+    if (cfg.on_nan == "rollback" && !ckpts.empty() && rollbacks < 3) {
+      // The rollback count and the halved scale outlive the restore (the checkpoint is older).
+      const double scale = opt.lr_scale();
+      const int64_t bad_step = step, done = rollbacks;
+      restore(newest_valid_checkpoint(run_dir, warn_line));
+      rollbacks = done + 1;
+      opt.set_lr_scale(scale * 0.5);
+      progress.print(strf("step %lld: %s; rolled back to step %lld with learning rates x%.3g", (long long)bad_step,
+                          what.c_str(), (long long)step, opt.lr_scale()));
+      return;
+    }
+    fail("step %lld: %s; the last good checkpoint is %s%s", (long long)step, what.c_str(), last_good.c_str(),
+         cfg.on_nan == "rollback" ? " (no rollback left)" : " (--on-nan rollback retries from it)");
+  };
 
+  StopSignals signals;
   for (;;) {
+    if (const int sig = StopSignals::requested()) {
+      if (last_saved_step != step) save();
+      progress.finish();
+      throw Interrupted{sig, strf("stopped by %s at step %lld; resume with: nanotrain train --resume %s",
+                                  sig == 2 ? "SIGINT" : "SIGTERM", (long long)step, run_dir.c_str())};
+    }
     const bool last = cfg.steps > 0 ? step >= cfg.steps : (step > 0 && budget.next_step_would_overrun());
-    const bool eval_due = (eval_every.steps > 0 && step > 0 && step % eval_every.steps == 0) ||
-                          (eval_every.seconds > 0 && budget.used() - std::max(0.0, last_eval_at) >= eval_every.seconds &&
-                           step > 0);
     if (last) break;
-    if (eval_due) run_eval();
-    const double progress_frac =
-        cfg.steps > 0 ? double(step) / double(cfg.steps) : budget.progress();
+    if (eval_every.due(step, budget.used(), last_eval_at) && last_eval_at < budget.used()) run_eval();
+    if (save_every.due(step, budget.used(), last_save_at) && last_saved_step != step) save();
+    const double progress_frac = cfg.steps > 0 ? double(step) / double(cfg.steps) : budget.progress();
     const double lrm = cfg.schedule.multiplier(progress_frac);
     const auto t0 = Clock::now();
     model.grads().data.zero();
@@ -208,7 +331,13 @@ TrainSummary run_training(const TrainConfig& cfg) {
       data_seconds += since(td);
       loss += model.forward_backward(inputs.data(), targets.data(), B, T, 1.0 / double(accum)) / double(accum);
     }
-    if (!std::isfinite(loss)) fail("step %lld: the loss is not finite (%g); lower the learning rates", (long long)step, loss);
+    double grad_norm = 0;
+    const std::string bad = first_bad_gradient(kernels, model.grads(), &grad_norm);
+    if (!std::isfinite(loss) || !bad.empty()) {
+      on_non_finite(!std::isfinite(loss) ? strf("the loss is not finite (%g)", loss)
+                                         : "the gradient of " + bad + " is not finite");
+      continue;
+    }
     opt.step(model.params(), model.grads(), lrm);
     const double dt = since(t0);
     budget.charge(dt);
@@ -216,11 +345,9 @@ TrainSummary run_training(const TrainConfig& cfg) {
     last_loss = loss;
     const double tps = double(step_tokens) / dt;
     const double mfu = tps * fpt / (peak_gflops * 1e9);
-    metrics << nlohmann::json{{"type", "step"}, {"step", step}, {"loss", loss}, {"lr_mult", lrm},
-                              {"train_seconds", budget.used()}, {"step_seconds", dt},
-                              {"tokens", step * step_tokens}, {"tokens_per_second", tps}, {"mfu", mfu}}
-                   .dump()
-            << "\n";
+    log_metric({{"type", "step"}, {"step", step}, {"loss", loss}, {"grad_norm", grad_norm}, {"lr_mult", lrm},
+                {"train_seconds", budget.used()}, {"step_seconds", dt}, {"tokens", step * step_tokens},
+                {"tokens_per_second", tps}, {"mfu", mfu}});
     const std::string left = cfg.steps > 0 ? strf("%lld steps left", (long long)(cfg.steps - step))
                                            : format_duration(std::max(0.0, budget_s - budget.used())) + " left";
     progress.update(strf("%s / %s | step %lld | loss %.4f | lr x%.3f | %.0f tok/s | MFU %.1f%% | %s",
@@ -229,15 +356,15 @@ TrainSummary run_training(const TrainConfig& cfg) {
                          (long long)step, loss, lrm, tps, 100 * mfu, left.c_str()),
                     step == 1);
   }
-  metrics.flush();
   progress.finish();
   run_eval();
+  if (last_saved_step != step) save();  // always a checkpoint at the end
 
   // ---- Weights, sample, summary.
   const auto ts = Clock::now();
   save_weights((fs::path(run_dir) / "model.safetensors").string(), mc, model.params(),
                {{"tokenizer", tok_spec}, {"tokenizer_id", to_hex(tok.identity())}});
-  const double save_seconds = since(ts);
+  save_seconds += since(ts);
   std::string sample_text;
   double sample_seconds = 0;
   if (cfg.sample_tokens > 0) {
@@ -281,6 +408,7 @@ TrainSummary run_training(const TrainConfig& cfg) {
       {"data_seconds", data_seconds},
       {"save_seconds", save_seconds},
       {"sample_seconds", sample_seconds},
+      {"rollbacks", rollbacks},
       {"wall_seconds", since(wall0)},
       {"peak_rss_bytes", peak_rss_bytes()},
       {"estimated_memory_bytes", need},

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+#include "train/checkpoint.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "core/check.h"
+#include "core/files.h"
+#include "core/sha256.h"
+
+namespace nt {
+
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kChecksumKey = "\"checksum\":\"";
+const std::string kZeroHex(64, '0');
+
+std::string checkpoints_dir(const std::string& run_dir) { return (fs::path(run_dir) / "checkpoints").string(); }
+
+// Position of the checksum's hex digits inside the header text, or npos.
+size_t checksum_pos(std::string_view header) {
+  const size_t p = header.find(kChecksumKey);
+  if (p == std::string_view::npos) return p;
+  const size_t h = p + std::strlen(kChecksumKey);
+  return h + 64 <= header.size() ? h : std::string_view::npos;
+}
+
+}  // namespace
+
+std::string checkpoint_path(const std::string& run_dir, int64_t step) {
+  char name[64];
+  std::snprintf(name, sizeof name, "step-%08lld.safetensors", (long long)step);
+  return (fs::path(checkpoints_dir(run_dir)) / name).string();
+}
+
+void write_checkpoint(const std::string& path, const ModelConfig& model, const nlohmann::json& train,
+                      const nlohmann::json& state, const ParamArena& params, const float* m, const float* v) {
+  make_dirs(fs::path(path).parent_path().string());
+  // The tensors in file order, with their sources.
+  struct Entry {
+    std::string name;
+    const float* data;
+    int64_t rows, cols;
+  };
+  std::vector<Entry> entries;
+  for (size_t i = 0; i < params.specs.size(); ++i) {
+    const auto& s = params.specs[i];
+    const size_t off = params.offsets[i];
+    entries.push_back({"param." + s.name, params.tensor(i), s.rows, s.cols});
+    entries.push_back({"opt.m." + s.name, m + off, s.rows, s.cols});
+    if (s.group != ParamGroup::kMatrix) entries.push_back({"opt.v." + s.name, v + off, s.rows, s.cols});
+  }
+  nlohmann::ordered_json h;
+  h["__metadata__"] = {{"format", "nanotrain-checkpoint"}, {"version", "1"}, {"model", model.to_json().dump()},
+                       {"train", train.dump()}, {"state", state.dump()}, {"checksum", kZeroHex}};
+  size_t off = 0;
+  for (const auto& e : entries) {
+    const size_t bytes = size_t(e.rows * e.cols) * sizeof(float);
+    h[e.name] = {{"dtype", "F32"}, {"shape", {e.rows, e.cols}}, {"data_offsets", {off, off + bytes}}};
+    off += bytes;
+  }
+  std::string hs = h.dump();
+  while (hs.size() % 8 != 0) hs.push_back(' ');
+  uint8_t len[8];
+  for (int i = 0; i < 8; ++i) len[i] = uint8_t(uint64_t(hs.size()) >> (8 * i));
+  const size_t pos = checksum_pos(hs);
+  NT_CHECK(pos != std::string::npos, "checksum placeholder missing from the checkpoint header");
+
+  AtomicFile out(path);
+  Sha256 hash;
+  out.write(len, 8);
+  hash.update(len, 8);
+  out.write(hs);
+  hash.update(hs.data(), hs.size());
+  for (const auto& e : entries) {
+    const size_t bytes = size_t(e.rows * e.cols) * sizeof(float);
+    out.write(e.data, bytes);
+    hash.update(e.data, bytes);
+  }
+  const std::string hex = to_hex(hash.finish());
+  out.write_at(8 + pos, hex.data(), hex.size());
+  out.commit();
+}
+
+CheckpointData read_checkpoint(const std::string& path) {
+  const char* p = path.c_str();
+  {
+    MappedFile f(path);
+    if (f.size() < 8) fail("%s: not a checkpoint (too short)", p);
+    uint64_t hlen = 0;
+    for (int i = 0; i < 8; ++i) hlen |= uint64_t(f.data()[i]) << (8 * i);
+    if (hlen > f.size() - 8) fail("%s: truncated or corrupt checkpoint (header length)", p);
+    std::string header(reinterpret_cast<const char*>(f.data()) + 8, size_t(hlen));
+    const size_t pos = checksum_pos(header);
+    if (pos == std::string::npos) fail("%s: not a nanotrain checkpoint (no checksum)", p);
+    const std::string stored = header.substr(pos, 64);
+    header.replace(pos, 64, kZeroHex);
+    Sha256 hash;
+    hash.update(f.data(), 8);
+    hash.update(header.data(), header.size());
+    hash.update(f.data() + 8 + hlen, f.size() - 8 - size_t(hlen));
+    if (to_hex(hash.finish()) != stored) fail("%s: corrupt checkpoint (checksum mismatch)", p);
+  }
+  CheckpointData ck;
+  ck.path = path;
+  ck.file = load_safetensors(path);
+  const auto& md = ck.file.metadata;
+  auto get = [&](const char* k) -> const std::string& {
+    auto it = md.find(k);
+    if (it == md.end()) fail("%s: checkpoint metadata lacks \"%s\"", p, k);
+    return it->second;
+  };
+  if (get("format") != "nanotrain-checkpoint") fail("%s: not a nanotrain checkpoint", p);
+  if (get("version") != "1") fail("%s: checkpoint version %s is not supported (expected 1)", p, get("version").c_str());
+  try {
+    ck.model = ModelConfig::from_json(nlohmann::json::parse(get("model")));
+    ck.train = nlohmann::json::parse(get("train"));
+    ck.state = nlohmann::json::parse(get("state"));
+  } catch (const nlohmann::json::exception&) {
+    fail("%s: checkpoint metadata is not valid JSON", p);
+  } catch (const Error& e) {
+    fail("%s: %s", p, e.what());
+  }
+  return ck;
+}
+
+void restore_checkpoint(const CheckpointData& ck, ParamArena& params, float* m, float* v) {
+  auto copy = [&](const std::string& name, float* dst, const ParamSpec& s) {
+    auto it = ck.file.tensors.find(name);
+    if (it == ck.file.tensors.end()) fail("%s: checkpoint lacks tensor %s", ck.path.c_str(), name.c_str());
+    const StTensor& t = it->second;
+    if (t.dtype != "F32" || t.shape != std::vector<int64_t>{s.rows, s.cols})
+      fail("%s: tensor %s does not have the model's shape (%lld, %lld)", ck.path.c_str(), name.c_str(),
+           (long long)s.rows, (long long)s.cols);
+    std::memcpy(dst, t.bytes.data(), t.bytes.size());
+  };
+  for (size_t i = 0; i < params.specs.size(); ++i) {
+    const auto& s = params.specs[i];
+    copy("param." + s.name, params.tensor(i), s);
+    copy("opt.m." + s.name, m + params.offsets[i], s);
+    if (s.group != ParamGroup::kMatrix) copy("opt.v." + s.name, v + params.offsets[i], s);
+  }
+}
+
+std::vector<std::string> list_checkpoints(const std::string& run_dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(checkpoints_dir(run_dir), ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("step-", 0) == 0 && e.path().extension() == ".safetensors") out.push_back(e.path().string());
+  }
+  std::sort(out.rbegin(), out.rend());  // zero-padded step numbers: lexical order is step order
+  return out;
+}
+
+CheckpointData newest_valid_checkpoint(const std::string& run_dir, void (*warn)(const std::string&)) {
+  const auto all = list_checkpoints(run_dir);
+  if (all.empty()) fail("--resume %s: no checkpoints in %s", run_dir.c_str(), checkpoints_dir(run_dir).c_str());
+  for (const auto& path : all) {
+    try {
+      return read_checkpoint(path);
+    } catch (const Error& e) {
+      warn(std::string("skipping ") + e.what());
+    }
+  }
+  fail("--resume %s: no valid checkpoint (all %zu failed verification)", run_dir.c_str(), all.size());
+}
+
+void prune_checkpoints(const std::string& run_dir, int keep) {
+  const auto all = list_checkpoints(run_dir);
+  for (size_t i = size_t(std::max(keep, 1)); i < all.size(); ++i) fs::remove(all[i]);
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(checkpoints_dir(run_dir), ec))
+    if (e.path().extension() == ".tmp") fs::remove(e.path(), ec);
+}
+
+}  // namespace nt
