@@ -38,7 +38,8 @@ std::optional<double> parse_duration(const std::string& text) {
 
 std::string format_duration(double s) {
   char buf[64];
-  if (s < 60) std::snprintf(buf, sizeof buf, "%.1fs", s);
+  if (!(s < 3600.0 * 1e6)) std::snprintf(buf, sizeof buf, "%.3gh", s / 3600);  // int() would overflow
+  else if (s < 60) std::snprintf(buf, sizeof buf, "%.1fs", s);
   else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(s / 60), int(std::fmod(s, 60)));
   else std::snprintf(buf, sizeof buf, "%dh%02dm", int(s / 3600), int(std::fmod(s, 3600) / 60));
   return buf;

@@ -46,6 +46,7 @@ void check_utf8(const std::string& text, const std::string& where) {
 // Cuts text into pieces of at least `cut` bytes, ending at a blank line when possible, else at a
 // line end, else anywhere on a UTF-8 boundary.
 void cut_text(const std::string& text, size_t cut, std::vector<std::string>& docs) {
+  cut = std::max<size_t>(cut, 1);  // a zero cut would never advance
   size_t start = 0;
   while (start < text.size()) {
     if (text.size() - start <= 2 * cut) { docs.push_back(text.substr(start)); break; }
@@ -62,8 +63,7 @@ void cut_text(const std::string& text, size_t cut, std::vector<std::string>& doc
   }
 }
 
-void read_jsonl(const std::string& path, const DocumentOptions& opt, std::vector<std::string>& docs) {
-  const std::string text = read_file(path);
+void read_jsonl(const std::string& text, const std::string& path, const DocumentOptions& opt, std::vector<std::string>& docs) {
   size_t line_no = 0, pos = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
@@ -88,15 +88,19 @@ void read_jsonl(const std::string& path, const DocumentOptions& opt, std::vector
 }
 
 void read_one(const std::string& path, const DocumentOptions& opt, std::vector<std::string>& docs) {
+  parse_documents(read_file(path), path, opt, docs);
+}
+
+}  // namespace
+
+void parse_documents(const std::string& text, const std::string& path, const DocumentOptions& opt,
+                     std::vector<std::string>& docs) {
   const std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".jsonl") return read_jsonl(path, opt, docs);
-  std::string text = read_file(path);
+  if (ext == ".jsonl") return read_jsonl(text, path, opt, docs);
   check_utf8(text, path);
   if (text.empty()) return;
   cut_text(text, opt.cut_bytes, docs);
 }
-
-}  // namespace
 
 void read_documents(const std::vector<std::string>& inputs, const DocumentOptions& opt,
                     std::vector<std::string>& docs) {

@@ -20,6 +20,11 @@ struct DocumentOptions {
 void read_documents(const std::vector<std::string>& inputs, const DocumentOptions& opt,
                     std::vector<std::string>& docs);
 
+// The documents of one file's contents: JSONL when `path` ends in .jsonl, else plain text (cut
+// as above). `path` names the source in messages; nothing is read from disk.
+void parse_documents(const std::string& text, const std::string& path, const DocumentOptions& opt,
+                     std::vector<std::string>& docs);
+
 // True if s is valid UTF-8 (no overlongs, no surrogates, max U+10FFFF). On failure sets
 // *bad_offset to the first invalid byte.
 bool is_valid_utf8(const std::string& s, size_t* bad_offset = nullptr);

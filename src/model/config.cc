@@ -38,14 +38,22 @@ nlohmann::json ModelConfig::to_json() const {
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
   ModelConfig c;
+  // get<int>() would cast an out-of-range float (undefined behaviour) or wrap a large integer.
+  auto get_int = [&](const char* key) {
+    const auto& v = j.at(key);
+    if (!v.is_number_integer() || (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(INT32_MAX)
+                                                          : v.get<int64_t>() < INT32_MIN || v.get<int64_t>() > INT32_MAX))
+      fail("model config: %s must be an integer", key);
+    return int(v.get<int64_t>());
+  };
   try {
-    c.depth = j.at("depth").get<int>();
-    c.d_model = j.at("d_model").get<int>();
-    c.n_head = j.at("n_head").get<int>();
-    c.n_kv_head = j.at("n_kv_head").get<int>();
-    c.head_dim = j.at("head_dim").get<int>();
-    c.seq_len = j.at("seq_len").get<int>();
-    c.vocab_size = j.at("vocab_size").get<int>();
+    c.depth = get_int("depth");
+    c.d_model = get_int("d_model");
+    c.n_head = get_int("n_head");
+    c.n_kv_head = get_int("n_kv_head");
+    c.head_dim = get_int("head_dim");
+    c.seq_len = get_int("seq_len");
+    c.vocab_size = get_int("vocab_size");
     c.rope_base = j.value("rope_base", 10000.0);
     c.softcap = j.value("softcap", 15.0);
     c.norm_eps = j.value("norm_eps", 1e-6);
@@ -77,6 +85,8 @@ ModelConfig resolve_model_config(const ShapeFlags& f, int data_vocab) {
       f.vocab_size < 0)
     fail("model shape flags must be positive (depth %d, d-model %d, n-head %d, n-kv-head %d, head-dim %d, "
          "seq-len %d, vocab-size %d)", f.depth, f.d_model, f.n_head, f.n_kv_head, f.head_dim, f.seq_len, f.vocab_size);
+  if (f.depth > 1024 || f.head_dim > 4096)  // before the arithmetic below can overflow
+    fail("model shape out of range (depth %d, head-dim %d)", f.depth, f.head_dim);
   if (f.head_dim != 0) c.head_dim = f.head_dim;
   if (f.depth != 0) {  // nanochat: d_model = 64 * depth, rounded up to a multiple of head_dim (128)
     c.depth = f.depth;

@@ -79,6 +79,16 @@ void save_safetensors(const std::string& path, const StFile& f) {
 
 StFile load_safetensors(const std::string& path) {
   MappedFile m(path);
+  return parse_safetensors(m.data(), m.size(), path);
+}
+
+StFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& path) {
+  struct {
+    const uint8_t* b;
+    size_t n;
+    const uint8_t* data() const { return b; }
+    size_t size() const { return n; }
+  } m{bytes, size};
   const char* p = path.c_str();
   if (m.size() < 8) fail("%s: not a safetensors file (too short)", p);
   uint64_t hlen = 0;

@@ -29,5 +29,7 @@ StTensor st_i32(const int32_t* data, std::vector<int64_t> shape);
 void save_safetensors(const std::string& path, const StFile& f);
 // Validates the header (JSON, dtypes, shapes vs offsets vs file size); errors name the file.
 StFile load_safetensors(const std::string& path);
+// The same from memory (the whole file's bytes); `name` is used in messages.
+StFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& name);
 
 }  // namespace nt

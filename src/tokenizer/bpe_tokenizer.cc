@@ -287,9 +287,13 @@ namespace {
 std::vector<std::string> parse_ranks(std::string_view text, const std::string& path) {
   std::vector<std::string> ranks;
   size_t pos = 0, line_no = 0;
+  // Ranks are dense in real files: a rank far beyond the number of tokens would only make the
+  // table (and the model's vocabulary) huge, so it is refused before anything is allocated.
+  const uint64_t max_rank = 2 * uint64_t(text.size()) + 1024;
   auto put = [&](uint64_t id, std::string bytes) {
     if (bytes.empty()) fail("%s:%zu: empty token", path.c_str(), line_no);
-    if (id >= (uint64_t(1) << 31)) fail("%s:%zu: rank %llu is too large", path.c_str(), line_no, (unsigned long long)id);
+    if (id >= (uint64_t(1) << 31) || id >= max_rank)
+      fail("%s:%zu: rank %llu is too large for a file of this size", path.c_str(), line_no, (unsigned long long)id);
     if (id >= ranks.size()) ranks.resize(id + 1);
     if (!ranks[id].empty()) fail("%s:%zu: rank %llu appears twice", path.c_str(), line_no, (unsigned long long)id);
     ranks[id] = std::move(bytes);
@@ -338,9 +342,17 @@ std::vector<std::string> parse_ranks(std::string_view text, const std::string& p
   return ranks;
 }
 
-nlohmann::json parse_json_file(const std::string& path) {
+// An integer field in [0, 2^32): nlohmann's get<uint32_t>() would wrap negatives and cast
+// out-of-range floats (undefined behaviour).
+uint32_t json_u32(const nlohmann::json& v, const std::string& path, const char* field) {
+  if (!v.is_number_integer() || (v.is_number_unsigned() ? v.get<uint64_t>() > 0xFFFFFFFFull : v.get<int64_t>() < 0))
+    fail("%s: %s must be an integer in [0, 2^32)", path.c_str(), field);
+  return uint32_t(v.get<uint64_t>());
+}
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& path) {
   try {
-    return nlohmann::json::parse(read_file(path));
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     fail("%s: not valid JSON: %s", path.c_str(), e.what());
   }
@@ -351,7 +363,9 @@ std::vector<std::pair<std::string, uint32_t>> parse_specials(const nlohmann::jso
   if (!j.is_object()) fail("%s: special tokens must be an object {name: id}", path.c_str());
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!it.value().is_number_unsigned()) fail("%s: special token %s: id is not a non-negative integer", path.c_str(), it.key().c_str());
-    out.push_back({it.key(), it.value().get<uint32_t>()});
+    const uint64_t id = it.value().get<uint64_t>();
+    if (id >= (uint64_t(1) << 31)) fail("%s: special token %s: id %llu is too large", path.c_str(), it.key().c_str(), (unsigned long long)id);
+    out.push_back({it.key(), uint32_t(id)});
   }
   return out;
 }
@@ -362,43 +376,59 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::load(const std::string& path) {
   namespace fs = std::filesystem;
   std::string stem = fs::path(path).filename().string();
   if (fs::path(path).extension() == ".json") {
-    nlohmann::json j = parse_json_file(path);
+    const std::string text = read_file(path);
+    nlohmann::json j = parse_json_text(text, path);
     if (j.is_object() && j.value("format", "") == "nanotrain-bpe") {
       // A sidecar: load the .tiktoken next to it.
       if (stem.size() > 5) return load(path.substr(0, path.size() - 5));
     }
-    if (!j.is_object() || !j.contains("pat_str") || !j.contains("bpe_ranks") || !j.contains("special_tokens"))
-      fail("%s: not a tokenizer (expected a tiktoken encoder JSON with pat_str, special_tokens, bpe_ranks)", path.c_str());
-    try {
-      auto ranks = parse_ranks(j.at("bpe_ranks").get<std::string>(), path);
-      auto specials = parse_specials(j.at("special_tokens"), path);
-      std::string bos;
-      for (const auto& [n, id] : specials)
-        if (n == "<|endoftext|>") bos = n;
-      if (bos.empty() && !specials.empty()) bos = specials.front().first;
-      if (bos.empty()) fail("%s: no special token to use as BOS", path.c_str());
-      const uint32_t nv = j.contains("explicit_n_vocab") ? j.at("explicit_n_vocab").get<uint32_t>() : 0;
-      return std::make_unique<BpeTokenizer>(fs::path(path).stem().string(), j.at("pat_str").get<std::string>(), std::move(ranks),
-                                            std::move(specials), bos, nv, path);
-    } catch (const nlohmann::json::exception& e) {
-      fail("%s: malformed tokenizer JSON: %s", path.c_str(), e.what());
-    }
+    return from_encoder_json(text, path);
   }
   // A .tiktoken file with its sidecar.
   const std::string text = read_file(path);
+  const std::string side_path = path + ".json";
+  if (!fs::exists(side_path)) {
+    parse_ranks(text, path);  // a broken .tiktoken is reported first
+    fail("%s: missing (the sidecar of %s with the pattern and special tokens)", side_path.c_str(), path.c_str());
+  }
+  return from_tiktoken(text, read_file(side_path), path);
+}
+
+std::unique_ptr<BpeTokenizer> BpeTokenizer::from_encoder_json(const std::string& text, const std::string& path) {
+  namespace fs = std::filesystem;
+  nlohmann::json j = parse_json_text(text, path);
+  if (!j.is_object() || !j.contains("pat_str") || !j.contains("bpe_ranks") || !j.contains("special_tokens"))
+    fail("%s: not a tokenizer (expected a tiktoken encoder JSON with pat_str, special_tokens, bpe_ranks)", path.c_str());
+  try {
+    auto ranks = parse_ranks(j.at("bpe_ranks").get<std::string>(), path);
+    auto specials = parse_specials(j.at("special_tokens"), path);
+    std::string bos;
+    for (const auto& [n, id] : specials)
+      if (n == "<|endoftext|>") bos = n;
+    if (bos.empty() && !specials.empty()) bos = specials.front().first;
+    if (bos.empty()) fail("%s: no special token to use as BOS", path.c_str());
+    const uint32_t nv = j.contains("explicit_n_vocab") ? json_u32(j.at("explicit_n_vocab"), path, "explicit_n_vocab") : 0;
+    return std::make_unique<BpeTokenizer>(fs::path(path).stem().string(), j.at("pat_str").get<std::string>(), std::move(ranks),
+                                          std::move(specials), bos, nv, path);
+  } catch (const nlohmann::json::exception& e) {
+    fail("%s: malformed tokenizer JSON: %s", path.c_str(), e.what());
+  }
+}
+
+std::unique_ptr<BpeTokenizer> BpeTokenizer::from_tiktoken(const std::string& text, const std::string& sidecar,
+                                                          const std::string& path) {
+  namespace fs = std::filesystem;
   auto ranks = parse_ranks(text, path);
   const std::string side_path = path + ".json";
-  if (!fs::exists(side_path))
-    fail("%s: missing (the sidecar of %s with the pattern and special tokens)", side_path.c_str(), path.c_str());
-  nlohmann::json j = parse_json_file(side_path);
+  nlohmann::json j = parse_json_text(sidecar, side_path);
   try {
     if (!j.is_object() || j.value("format", "") != "nanotrain-bpe") fail("%s: not a nanotrain tokenizer sidecar (format)", side_path.c_str());
-    if (j.at("version").get<int>() != 1) fail("%s: unsupported sidecar version", side_path.c_str());
+    if (json_u32(j.at("version"), side_path, "version") != 1) fail("%s: unsupported sidecar version", side_path.c_str());
     if (j.contains("tiktoken_sha256") && j.at("tiktoken_sha256").get<std::string>() != to_hex(sha256(text)))
       fail("%s: does not belong to %s (tiktoken_sha256 differs: the .tiktoken file was changed)", side_path.c_str(), path.c_str());
     auto tok = std::make_unique<BpeTokenizer>(j.value("name", fs::path(path).stem().string()), j.at("pattern").get<std::string>(),
                                               std::move(ranks), parse_specials(j.at("special_tokens"), side_path),
-                                              j.at("bos").get<std::string>(), j.value("vocab_size", 0u), path);
+                                              j.at("bos").get<std::string>(), j.contains("vocab_size") ? json_u32(j.at("vocab_size"), side_path, "vocab_size") : 0u, path);
     return tok;
   } catch (const nlohmann::json::exception& e) {
     fail("%s: malformed sidecar: %s", side_path.c_str(), e.what());

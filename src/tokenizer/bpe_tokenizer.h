@@ -43,6 +43,11 @@ class BpeTokenizer final : public Tokenizer {
   // A .tiktoken file (with its sidecar FILE.json) or a tiktoken encoder JSON
   // ({"pat_str", "special_tokens", "bpe_ranks"}). Errors name the file (and line).
   static std::unique_ptr<BpeTokenizer> load(const std::string& path);
+  // The same from memory: a .tiktoken file's text and its sidecar's text, or a tiktoken encoder
+  // JSON's text; `path` names the source in messages (nothing is read from disk).
+  static std::unique_ptr<BpeTokenizer> from_tiktoken(const std::string& text, const std::string& sidecar,
+                                                     const std::string& path);
+  static std::unique_ptr<BpeTokenizer> from_encoder_json(const std::string& json_text, const std::string& path);
   // Writes PATH (.tiktoken) and PATH.json atomically.
   void save(const std::string& tiktoken_path) const;
   // The .tiktoken text (sorted by rank) and the sidecar JSON text, as saved.

@@ -145,7 +145,8 @@ TEST(Schedule, WarmupConstantWarmdown) {
 TEST(Muon, NewtonSchulzSingularValuesInBand) {
   // After 5 quintic iterations the singular values lie roughly in [0.5, 1.5]: check via the
   // eigenvalues of X X^T (squares of the singular values) through its diagonal and trace bounds.
-  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{16, 40}, {40, 40}}) {
+  for (const auto& shape : {std::pair<int64_t, int64_t>{16, 40}, {40, 40}}) {
+    const int64_t rows = shape.first, cols = shape.second;  // plain variables: lambdas capture them
     auto x = test::to_f32(test::randn(static_cast<size_t>(rows * cols), 77));
     std::vector<float> y(x.size()), a(static_cast<size_t>(rows * rows)), b(static_cast<size_t>(rows * rows));
     newton_schulz(cpu_kernels(), x.data(), y.data(), a.data(), b.data(), rows, cols, 5);
