@@ -30,7 +30,8 @@ for trial in 1 2 3; do
       "$NT" train "${COMMON[@]}" --run-dir "$R" >/dev/null 2>>"$R.err" &
     fi
     pid=$!
-    sleep "0.$(( (RANDOM % 9) + 1 ))$(( RANDOM % 10 ))"
+    # A random moment that grows with the attempt, so slow builds (sanitizers) still finish.
+    sleep "$(( attempt / 4 )).$(( (RANDOM % 9) + 1 ))$(( RANDOM % 10 ))"
     if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
     wait $pid 2>/dev/null
     [ -s "$R/summary.json" ] && break
@@ -41,12 +42,16 @@ for trial in 1 2 3; do
 done
 echo "     ($kills SIGKILLs delivered)"
 
+# Waits (up to 120 s) until a run has logged its first step.
+wait_started() { for _ in $(seq 1 1200); do [ -s "$1/metrics.jsonl" ] && return; sleep 0.1; done; }
+
 # SIGINT and SIGTERM: finish the step, checkpoint, exit 130 / 143 with a resume hint.
 for sig in INT TERM; do
   R="$TMP/sig$sig"
   "$NT" train --data "$TMP/data" --preset tiny --steps 100000 --sample-tokens 0 --run-dir "$R" >/dev/null 2>"$R.err" &
   pid=$!
-  sleep 1.5
+  wait_started "$R"
+  sleep 0.3
   kill -$sig $pid
   wait $pid
   rc=$?
@@ -85,7 +90,8 @@ check "--on-nan rollback retries with halved rates, then stops" "[ $rc -ne 0 ] &
 R="$TMP/budget"
 "$NT" train --data "$TMP/data" --preset tiny --time-budget 4s --save-every 0 --sample-tokens 0 --run-dir "$R" >/dev/null 2>&1 &
 pid=$!
-sleep 2.5
+wait_started "$R"
+sleep 1.5
 kill -INT $pid
 wait $pid
 "$NT" train --resume "$R" --quiet >/dev/null
