@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 BUDGET=${BUDGET:-5m}
 scripts/install_deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNT_BUILD_TESTS=OFF >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target nanotrain
 NT=build/nanotrain
 

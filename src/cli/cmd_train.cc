@@ -14,6 +14,8 @@ void add_train_command(CLI::App& app) {
   c->add_option("--data", cfg->data_dir, "Prepared data folder (nanotrain data prepare); the default is made on first use from the default corpus with a BPE tokenizer of 8192")->capture_default_str();
   c->add_option("--run-dir", cfg->run_dir, "Run folder to write (default runs/<date>-<time>)");
   c->add_option("--device", cfg->device, "Backend: cpu, ref (slow plain reference)")->capture_default_str();
+  c->add_option("--dtype", cfg->dtype, "bf16 | fp32: GEMM precision (fp32 master weights and optimizer state either way; default bf16 where the CPU has AVX-512-BF16)");
+  c->add_flag("--profile", cfg->profile, "Print where a step's time goes and write RUN/trace.json (Chrome trace, opens in Perfetto)");
   c->add_option("--time-budget", cfg->time_budget, "Training time (data+fwd+bwd+optimizer): 90s, 5m, 1h")->capture_default_str();
   c->add_option("--steps", cfg->steps, "Train for N optimizer steps instead of a time budget");
   auto* g = "Model";

@@ -12,6 +12,7 @@ void add_eval_command(CLI::App& app);
 void add_data_command(CLI::App& app);
 void add_tokenizer_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 // Thrown by a command to end the process with a specific exit code after a clean stop.
 struct ExitCode {

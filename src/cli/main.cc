@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   nt::cli::add_data_command(app);
   nt::cli::add_tokenizer_command(app);
   nt::cli::add_info_command(app);
+  nt::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -72,6 +72,18 @@ struct KernelTable {
   void (*axpby)(float* y, const float* x, int64_t n, float a, float b);
   // Sum of squares, accumulated in double.
   double (*sum_squares)(const float* x, int64_t n);
+
+  // --- Mixed precision (bf16 storage as uint16_t bit patterns: the top half of an fp32) ---
+  // dst = bf16(src), round to nearest even (NaN stays NaN; the AVX-512-BF16 path flushes
+  // fp32 subnormals to zero, as the instruction does).
+  void (*to_bf16)(uint16_t* dst, const float* src, int64_t n);
+  // out = bf16(relu(x)^2): the MLP activation, fused with its conversion.
+  void (*relu2_fwd_bf16)(uint16_t* out, const float* inp, int64_t n);
+  // dinp = bf16(dout * 2 relu(x)): the activation gradient straight into its GEMM operand.
+  void (*relu2_bwd_bf16)(uint16_t* dinp, const float* dout, const float* inp, int64_t n);
+  // As matmul, with bf16 A and B, fp32 products and accumulation, fp32 C.
+  void (*matmul_bf16)(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                      bool trans_a, bool trans_b, float beta);
 };
 
 // The plain reference (single thread, naive loops) and the CPU backend chosen for this CPU.

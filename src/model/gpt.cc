@@ -1,14 +1,25 @@
 // SPDX-License-Identifier: MIT
 // Gpt construction and the forward pass (gpt_backward.cc holds the backward pass).
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/check.h"
 #include "model/gpt.h"
+#include "profile/profile.h"
 
 namespace nt {
 
-Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq)
-    : cfg_(cfg), k_(kernels), max_b_(batch), max_t_(seq), params_(cfg), grads_(cfg) {
+Precision parse_precision(const char* s) {
+  if (std::strcmp(s, "fp32") == 0) return Precision::kFp32;
+  if (std::strcmp(s, "bf16") == 0) return Precision::kBf16;
+  fail("--dtype %s: unknown (fp32, bf16)", s);
+}
+
+const char* precision_name(Precision p) { return p == Precision::kBf16 ? "bf16" : "fp32"; }
+
+Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq, Precision precision)
+    : cfg_(cfg), k_(kernels), precision_(precision), max_b_(batch), max_t_(seq), params_(cfg), grads_(cfg) {
   cfg.validate();
   NT_CHECK(batch > 0 && seq > 0 && seq <= cfg.seq_len, "bad activation shape B=%d T=%d", batch, seq);
   const int64_t N = int64_t(batch) * seq, C = cfg.d_model, H = cfg.n_head, KVH = cfg.n_kv_head,
@@ -39,21 +50,50 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq)
   }
   lnf_.resize(N * C);
   rstdf_.resize(N);
-  logits_.resize(size_t(std::min<int64_t>(N, kHeadChunkRows) * cfg.vocab_size));
+  logits_.resize(size_t(std::min<int64_t>(N, head_chunk_rows(cfg.vocab_size)) * cfg.vocab_size));
   row_loss_.resize(N);
   dx_.resize(N * C), dln_.resize(N * C), dlnf_.resize(N * C);
   act_.resize(N * F), dact_.resize(N * F);
   datt_.resize(N * H * D), dq_.resize(N * H * D), dk_.resize(N * KVH * D), dv_.resize(N * KVH * D);
+  if (precision_ == Precision::kBf16) {
+    NT_CHECK(k_.matmul_bf16 && k_.to_bf16 && k_.relu2_fwd_bf16 && k_.relu2_bwd_bf16, "backend %s has no bf16 GEMM", k_.name);
+    wbf_.resize(params_.numel());
+    h0_.resize(size_t(N * std::max(C, H * D)));
+    h1_.resize(size_t(N * std::max(F, H * D)));
+    h2_.resize(size_t(std::max(N * KVH * D, std::min<int64_t>(N, head_chunk_rows(cfg.vocab_size)) * cfg.vocab_size)));
+    h3_.resize(size_t(N * KVH * D));
+  }
 }
 
-size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq) {
+void Gpt::mm(float* c, Operand a, Operand b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta) {
+  if (precision_ == Precision::kBf16) k_.matmul_bf16(c, a.h, b.h, m, n, k, ta, tb, beta);
+  else k_.matmul(c, a.f, b.f, m, n, k, ta, tb, beta);
+}
+
+Gpt::Operand Gpt::act(Buffer<uint16_t>& slot, const float* x, int64_t n) {
+  if (precision_ != Precision::kBf16) return {x, nullptr};
+  NT_CHECK(size_t(n) <= slot.size(), "bf16 slot too small (%ld > %zu)", long(n), slot.size());
+  k_.to_bf16(slot.data(), x, n);
+  return {x, slot.data()};
+}
+
+Gpt::Operand Gpt::weight(const float* p) const {
+  if (precision_ != Precision::kBf16) return {p, nullptr};
+  return {p, wbf_.data() + (p - params_.data.data())};
+}
+
+size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision precision) {
   const size_t N = size_t(batch) * seq, C = c.d_model, H = c.n_head, KVH = c.n_kv_head, D = c.head_dim,
                F = c.mlp_dim();
   const size_t per_layer = N * (2 * C + 2 + H * D * 2 + H + 2 * KVH * D + KVH + H + F);
   const size_t saved = c.depth * per_layer + N * (3 * C + 2);
-  const size_t scratch = std::min<size_t>(N, kHeadChunkRows) * c.vocab_size + N + N * C * 3 + 2 * N * F +
+  const size_t scratch = std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size + N + N * C * 3 + 2 * N * F +
                          2 * N * H * D + 2 * N * KVH * D;
-  return (saved + scratch) * sizeof(float);
+  size_t bf16 = 0;  // elements of 2 bytes
+  if (precision == Precision::kBf16)
+    bf16 = size_t(count_params(c)) + N * std::max(C, H * D) + N * std::max(F, H * D) +
+           std::max(N * KVH * D, std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size) + N * KVH * D;
+  return (saved + scratch) * sizeof(float) + bf16 * 2;
 }
 
 void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
@@ -65,31 +105,78 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
     NT_CHECK(inputs[i] >= 0 && inputs[i] < cfg_.vocab_size, "token id %d outside the vocabulary (%d)", inputs[i],
              cfg_.vocab_size);
   ModelTensors w = params_.views();
+  {
+    profile::Zone z(profile::kToBf16);
+    if (precision_ == Precision::kBf16) k_.to_bf16(wbf_.data(), params_.data.data(), int64_t(params_.numel()));
+  }
   // x = rms(wte[idx]); ln0 keeps the normalised embedding for backward.
-  k_.embed_fwd(x_.data(), inputs, w.wte, N, C);
-  k_.rmsnorm_fwd(ln0_.data(), rstd0_.data(), x_.data(), N, C, eps);
-  std::copy_n(ln0_.data(), N * C, x_.data());
+  {
+    profile::Zone z(profile::kEmbed);
+    k_.embed_fwd(x_.data(), inputs, w.wte, N, C);
+    k_.rmsnorm_fwd(ln0_.data(), rstd0_.data(), x_.data(), N, C, eps);
+    std::copy_n(ln0_.data(), N * C, x_.data());
+  }
   for (int l = 0; l < cfg_.depth; ++l) {
     LayerActs& a = acts_[size_t(l)];
     const LayerTensors& lw = w.layers[size_t(l)];
     // Attention: x += c_proj(attn(norm(rope(q)), norm(rope(k)), v)).
-    k_.rmsnorm_fwd(a.ln1.data(), a.rstd1.data(), x_.data(), N, C, eps);
-    k_.matmul(a.q.data(), a.ln1.data(), lw.wq, N, HD, C, false, true, 0.0f);
-    k_.matmul(a.k.data(), a.ln1.data(), lw.wk, N, KD, C, false, true, 0.0f);
-    k_.matmul(a.v.data(), a.ln1.data(), lw.wv, N, KD, C, false, true, 0.0f);
-    k_.rope_fwd(a.q.data(), cos_.data(), sin_.data(), B, T, H, D);
-    k_.rope_fwd(a.k.data(), cos_.data(), sin_.data(), B, T, KVH, D);
-    k_.rmsnorm_fwd(a.q.data(), a.rstd_q.data(), a.q.data(), N * H, D, eps);
-    k_.rmsnorm_fwd(a.k.data(), a.rstd_k.data(), a.k.data(), N * KVH, D, eps);
-    k_.attention_fwd(a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, T, H, KVH, D);
-    k_.matmul(x_.data(), a.att.data(), lw.wo, N, C, HD, false, true, 1.0f);
+    {
+      profile::Zone z(profile::kNorm);
+      k_.rmsnorm_fwd(a.ln1.data(), a.rstd1.data(), x_.data(), N, C, eps);
+    }
+    {
+      profile::Zone z(profile::kQkv);
+      const Operand ln1 = act(h0_, a.ln1.data(), N * C);
+      mm(a.q.data(), ln1, weight(lw.wq), N, HD, C, false, true, 0.0f);
+      mm(a.k.data(), ln1, weight(lw.wk), N, KD, C, false, true, 0.0f);
+      mm(a.v.data(), ln1, weight(lw.wv), N, KD, C, false, true, 0.0f);
+    }
+    {
+      profile::Zone z(profile::kRope);
+      k_.rope_fwd(a.q.data(), cos_.data(), sin_.data(), B, T, H, D);
+      k_.rope_fwd(a.k.data(), cos_.data(), sin_.data(), B, T, KVH, D);
+    }
+    {
+      profile::Zone z(profile::kNorm);
+      k_.rmsnorm_fwd(a.q.data(), a.rstd_q.data(), a.q.data(), N * H, D, eps);
+      k_.rmsnorm_fwd(a.k.data(), a.rstd_k.data(), a.k.data(), N * KVH, D, eps);
+    }
+    {
+      profile::Zone z(profile::kAttention);
+      k_.attention_fwd(a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, T, H, KVH, D);
+    }
+    {
+      profile::Zone z(profile::kAttnOut);
+      mm(x_.data(), act(h0_, a.att.data(), N * HD), weight(lw.wo), N, C, HD, false, true, 1.0f);
+    }
     // MLP: x += c_proj(relu(c_fc(norm(x)))^2).
-    k_.rmsnorm_fwd(a.ln2.data(), a.rstd2.data(), x_.data(), N, C, eps);
-    k_.matmul(a.fc.data(), a.ln2.data(), lw.wfc, N, F, C, false, true, 0.0f);
-    k_.relu2_fwd(act_.data(), a.fc.data(), N * F);
-    k_.matmul(x_.data(), act_.data(), lw.wproj, N, C, F, false, true, 1.0f);
+    {
+      profile::Zone z(profile::kNorm);
+      k_.rmsnorm_fwd(a.ln2.data(), a.rstd2.data(), x_.data(), N, C, eps);
+    }
+    {
+      profile::Zone z(profile::kMlpUp);
+      mm(a.fc.data(), act(h0_, a.ln2.data(), N * C), weight(lw.wfc), N, F, C, false, true, 0.0f);
+    }
+    Operand h{act_.data(), nullptr};
+    {
+      profile::Zone z(profile::kRelu2);
+      if (precision_ == Precision::kBf16) {
+        k_.relu2_fwd_bf16(h1_.data(), a.fc.data(), N * F);
+        h.h = h1_.data();
+      } else {
+        k_.relu2_fwd(act_.data(), a.fc.data(), N * F);
+      }
+    }
+    {
+      profile::Zone z(profile::kMlpDown);
+      mm(x_.data(), h, weight(lw.wproj), N, C, F, false, true, 1.0f);
+    }
   }
-  k_.rmsnorm_fwd(lnf_.data(), rstdf_.data(), x_.data(), N, C, eps);
+  {
+    profile::Zone z(profile::kNorm);
+    k_.rmsnorm_fwd(lnf_.data(), rstdf_.data(), x_.data(), N, C, eps);
+  }
 }
 
 double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float* losses) {
@@ -97,15 +184,27 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
   ModelTensors w = params_.views();
   ModelTensors g = grads_.views();
   double total = 0;
-  for (int64_t r0 = 0; r0 < N; r0 += kHeadChunkRows) {
-    const int64_t rows = std::min(kHeadChunkRows, N - r0);
-    k_.matmul(logits_.data(), lnf_.data() + r0 * C, w.lm_head, rows, V, C, false, true, 0.0f);
-    k_.softcap_xent(logits_.data(), losses + r0, targets + r0, rows, V, float(cfg_.softcap), grad_scale);
+  const Operand lnf = act(h0_, lnf_.data(), N * C);
+  const Operand head = weight(w.lm_head);
+  const int64_t chunk = head_chunk_rows(V);
+  for (int64_t r0 = 0; r0 < N; r0 += chunk) {
+    const int64_t rows = std::min(chunk, N - r0);
+    const Operand lnf_r{lnf.f + r0 * C, lnf.h ? lnf.h + r0 * C : nullptr};
+    {
+      profile::Zone z(profile::kHead);
+      mm(logits_.data(), lnf_r, head, rows, V, C, false, true, 0.0f);
+    }
+    {
+      profile::Zone z(profile::kLoss);
+      k_.softcap_xent(logits_.data(), losses + r0, targets + r0, rows, V, float(cfg_.softcap), grad_scale);
+    }
     for (int64_t r = 0; r < rows; ++r) total += losses[r0 + r];
     if (grad_scale != 0.0f) {
+      profile::Zone z(profile::kHead);
       // logits_ now holds dL/dlogits: dW_head += dlogits^T lnf; dlnf = dlogits W_head.
-      k_.matmul(g.lm_head, logits_.data(), lnf_.data() + r0 * C, V, C, rows, true, false, 1.0f);
-      k_.matmul(dlnf_.data() + r0 * C, logits_.data(), w.lm_head, rows, C, V, false, false, 0.0f);
+      const Operand dlogits = act(h2_, logits_.data(), rows * V);
+      mm(g.lm_head, dlogits, lnf_r, V, C, rows, true, false, 1.0f);
+      mm(dlnf_.data() + r0 * C, dlogits, head, rows, C, V, false, false, 0.0f);
     }
   }
   return total;
@@ -124,9 +223,17 @@ double Gpt::forward_backward(const int32_t* inputs, const int32_t* targets, int 
     valid += targets[i] >= 0;
   }
   if (valid == 0) return 0.0;
-  forward_blocks(inputs, B, T);
-  const double total = head_loss(targets, N, float(grad_scale / double(valid)), row_loss_.data());
-  backward_blocks(inputs, B, T);
+  double total = 0;
+  {
+    // The head's backward runs fused inside head_loss: it is counted in the forward phase.
+    profile::Zone z(profile::kForward);
+    forward_blocks(inputs, B, T);
+    total = head_loss(targets, N, float(grad_scale / double(valid)), row_loss_.data());
+  }
+  {
+    profile::Zone z(profile::kBackward);
+    backward_blocks(inputs, B, T);
+  }
   return total / double(valid);
 }
 

@@ -30,10 +30,21 @@ struct LayerActs {
   Buffer<float> fc;               // (N, 4C)   pre-activation
 };
 
+// Precision of the GEMMs. kFp32: everything fp32 (exact; the parity tests). kBf16: every
+// GEMM of forward and backward takes bf16 operands with fp32 accumulation and fp32 outputs;
+// weights, gradients, optimizer state and every other op stay fp32 (the weights are rounded to
+// a bf16 copy at the start of each forward).
+enum class Precision { kFp32, kBf16 };
+// "fp32" / "bf16" -> Precision; anything else is an nt::Error naming --dtype.
+Precision parse_precision(const char* s);
+const char* precision_name(Precision p);
+
 class Gpt {
  public:
   // batch, seq: the largest (B, T) the activation buffers must hold.
-  Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq);
+  Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
+      Precision precision = Precision::kFp32);
+  Precision precision() const { return precision_; }
 
   const ModelConfig& config() const { return cfg_; }
   ParamArena& params() { return params_; }
@@ -49,8 +60,9 @@ class Gpt {
   // Forward only; logits (B*T, V) after the soft-cap, for the sampler's reference path.
   void forward_logits(const int32_t* inputs, int B, int T, float* logits);
 
-  // Bytes held by activations and scratch for this (batch, seq).
-  static size_t activation_bytes(const ModelConfig& cfg, int batch, int seq);
+  // Bytes held by activations and scratch for this (batch, seq) (bf16 adds its copies).
+  static size_t activation_bytes(const ModelConfig& cfg, int batch, int seq,
+                                 Precision precision = Precision::kFp32);
 
   // The rotary tables (T, D/2), positions 0..seq_len-1.
   const float* rope_cos() const { return cos_.data(); }
@@ -63,8 +75,21 @@ class Gpt {
   double head_loss(const int32_t* targets, int64_t N, float grad_scale, float* losses);
   void backward_blocks(const int32_t* inputs, int B, int T);
 
+  // A GEMM operand: the fp32 tensor and, in bf16, its bf16 copy (the one used).
+  struct Operand {
+    const float* f;
+    const uint16_t* h;
+  };
+  // matmul or matmul_bf16 by precision, with the kernels.h contract.
+  void mm(float* c, Operand a, Operand b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
+  // The operand for an fp32 activation x (n elements): in bf16, x converted into slot.
+  Operand act(Buffer<uint16_t>& slot, const float* x, int64_t n);
+  // The operand for a parameter tensor (a pointer into params_): its bf16 copy in wbf_.
+  Operand weight(const float* p) const;
+
   ModelConfig cfg_;
   const KernelTable& k_;
+  Precision precision_;
   int max_b_, max_t_;
   ParamArena params_, grads_;
   Buffer<float> cos_, sin_;
@@ -79,9 +104,18 @@ class Gpt {
   Buffer<float> dx_, dln_, dlnf_;     // (N, C)
   Buffer<float> act_, dact_;          // (N, 4C)
   Buffer<float> datt_, dq_, dk_, dv_; // (N, H*D), (N, KVH*D) x2
+  // bf16 only: the weights' copy (params_ layout) and four operand slots.
+  Buffer<uint16_t> wbf_;
+  Buffer<uint16_t> h0_, h1_, h2_, h3_;  // N*max(C,HD), N*max(F,HD), max(N*KD, chunk*V), N*KD
 };
 
-// Rows of logits processed at once by the fused head + loss.
+// Rows of logits processed at once by the fused head + loss: at least kHeadChunkRows, more
+// while the (rows, V) chunk stays within 8 Mi floats (32 MiB), so the head GEMMs are large
+// enough to run near peak and the head gradient is swept fewer times.
 inline constexpr int64_t kHeadChunkRows = 256;
+inline int64_t head_chunk_rows(int64_t vocab) {
+  const int64_t r = (int64_t(1) << 23) / (vocab > 0 ? vocab : 1);
+  return r < kHeadChunkRows ? kHeadChunkRows : (r > 2048 ? 2048 : r);
+}
 
 }  // namespace nt

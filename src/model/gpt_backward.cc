@@ -3,6 +3,7 @@
 // accumulate (+=); dx_ is the gradient of the residual stream.
 #include "core/check.h"
 #include "model/gpt.h"
+#include "profile/profile.h"
 
 namespace nt {
 
@@ -11,40 +12,96 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
                 D = cfg_.head_dim, HD = H * D, KD = KVH * D, F = cfg_.mlp_dim();
   ModelTensors w = params_.views();
   ModelTensors g = grads_.views();
+  using profile::Zone;
   // Final norm: dx = rmsnorm_bwd(dlnf) (head_loss already produced dlnf).
-  k_.rmsnorm_bwd(dx_.data(), dlnf_.data(), lnf_.data(), rstdf_.data(), N, C, false);
+  {
+    Zone z(profile::kNorm);
+    k_.rmsnorm_bwd(dx_.data(), dlnf_.data(), lnf_.data(), rstdf_.data(), N, C, false);
+  }
   for (int l = cfg_.depth - 1; l >= 0; --l) {
     const LayerActs& a = acts_[size_t(l)];
     const LayerTensors& lw = w.layers[size_t(l)];
     const LayerTensors& lg = g.layers[size_t(l)];
     // MLP, reverse of: fc = ln2 Wfc^T; act = relu2(fc); x += act Wproj^T.
-    k_.relu2_fwd(act_.data(), a.fc.data(), N * F);  // recomputed, not stored
-    k_.matmul(lg.wproj, dx_.data(), act_.data(), C, F, N, true, false, 1.0f);
-    k_.matmul(dact_.data(), dx_.data(), lw.wproj, N, F, C, false, false, 0.0f);
-    k_.relu2_bwd(dact_.data(), dact_.data(), a.fc.data(), N * F);
-    k_.matmul(lg.wfc, dact_.data(), a.ln2.data(), F, C, N, true, false, 1.0f);
-    k_.matmul(dln_.data(), dact_.data(), lw.wfc, N, C, F, false, false, 0.0f);
-    k_.rmsnorm_bwd(dx_.data(), dln_.data(), a.ln2.data(), a.rstd2.data(), N, C, true);
+    Operand h{act_.data(), nullptr};  // relu2(fc), recomputed rather than stored
+    {
+      Zone z(profile::kRelu2);
+      if (precision_ == Precision::kBf16) {
+        k_.relu2_fwd_bf16(h1_.data(), a.fc.data(), N * F);
+        h.h = h1_.data();
+      } else {
+        k_.relu2_fwd(act_.data(), a.fc.data(), N * F);
+      }
+    }
+    {
+      Zone z(profile::kMlpDown);
+      const Operand dx = act(h0_, dx_.data(), N * C);
+      mm(lg.wproj, dx, h, C, F, N, true, false, 1.0f);
+      mm(dact_.data(), dx, weight(lw.wproj), N, F, C, false, false, 0.0f);
+    }
+    Operand dact{dact_.data(), nullptr};
+    {
+      Zone z(profile::kRelu2);
+      if (precision_ == Precision::kBf16) {  // straight into the GEMM operand
+        k_.relu2_bwd_bf16(h1_.data(), dact_.data(), a.fc.data(), N * F);
+        dact.h = h1_.data();
+      } else {
+        k_.relu2_bwd(dact_.data(), dact_.data(), a.fc.data(), N * F);
+      }
+    }
+    {
+      Zone z(profile::kMlpUp);
+      mm(lg.wfc, dact, act(h0_, a.ln2.data(), N * C), F, C, N, true, false, 1.0f);
+      mm(dln_.data(), dact, weight(lw.wfc), N, C, F, false, false, 0.0f);
+    }
+    {
+      Zone z(profile::kNorm);
+      k_.rmsnorm_bwd(dx_.data(), dln_.data(), a.ln2.data(), a.rstd2.data(), N, C, true);
+    }
     // Attention, reverse of: q,k,v = ln1 W^T; rope; qk-norm; attention; x += att Wo^T.
-    k_.matmul(lg.wo, dx_.data(), a.att.data(), C, HD, N, true, false, 1.0f);
-    k_.matmul(datt_.data(), dx_.data(), lw.wo, N, HD, C, false, false, 0.0f);
-    k_.attention_bwd(dq_.data(), dk_.data(), dv_.data(), datt_.data(), a.q.data(), a.k.data(), a.v.data(),
-                     a.att.data(), a.lse.data(), B, T, H, KVH, D);
-    k_.rmsnorm_bwd(dq_.data(), dq_.data(), a.q.data(), a.rstd_q.data(), N * H, D, false);
-    k_.rmsnorm_bwd(dk_.data(), dk_.data(), a.k.data(), a.rstd_k.data(), N * KVH, D, false);
-    k_.rope_bwd(dq_.data(), cos_.data(), sin_.data(), B, T, H, D);
-    k_.rope_bwd(dk_.data(), cos_.data(), sin_.data(), B, T, KVH, D);
-    k_.matmul(lg.wq, dq_.data(), a.ln1.data(), HD, C, N, true, false, 1.0f);
-    k_.matmul(lg.wk, dk_.data(), a.ln1.data(), KD, C, N, true, false, 1.0f);
-    k_.matmul(lg.wv, dv_.data(), a.ln1.data(), KD, C, N, true, false, 1.0f);
-    k_.matmul(dln_.data(), dq_.data(), lw.wq, N, C, HD, false, false, 0.0f);
-    k_.matmul(dln_.data(), dk_.data(), lw.wk, N, C, KD, false, false, 1.0f);
-    k_.matmul(dln_.data(), dv_.data(), lw.wv, N, C, KD, false, false, 1.0f);
-    k_.rmsnorm_bwd(dx_.data(), dln_.data(), a.ln1.data(), a.rstd1.data(), N, C, true);
+    {
+      Zone z(profile::kAttnOut);
+      const Operand dx = act(h0_, dx_.data(), N * C);
+      mm(lg.wo, dx, act(h1_, a.att.data(), N * HD), C, HD, N, true, false, 1.0f);
+      mm(datt_.data(), dx, weight(lw.wo), N, HD, C, false, false, 0.0f);
+    }
+    {
+      Zone z(profile::kAttention);
+      k_.attention_bwd(dq_.data(), dk_.data(), dv_.data(), datt_.data(), a.q.data(), a.k.data(), a.v.data(),
+                       a.att.data(), a.lse.data(), B, T, H, KVH, D);
+    }
+    {
+      Zone z(profile::kNorm);
+      k_.rmsnorm_bwd(dq_.data(), dq_.data(), a.q.data(), a.rstd_q.data(), N * H, D, false);
+      k_.rmsnorm_bwd(dk_.data(), dk_.data(), a.k.data(), a.rstd_k.data(), N * KVH, D, false);
+    }
+    {
+      Zone z(profile::kRope);
+      k_.rope_bwd(dq_.data(), cos_.data(), sin_.data(), B, T, H, D);
+      k_.rope_bwd(dk_.data(), cos_.data(), sin_.data(), B, T, KVH, D);
+    }
+    {
+      Zone z(profile::kQkv);
+      const Operand dq = act(h1_, dq_.data(), N * HD), dk = act(h2_, dk_.data(), N * KD),
+                    dv = act(h3_, dv_.data(), N * KD), ln1 = act(h0_, a.ln1.data(), N * C);
+      mm(lg.wq, dq, ln1, HD, C, N, true, false, 1.0f);
+      mm(lg.wk, dk, ln1, KD, C, N, true, false, 1.0f);
+      mm(lg.wv, dv, ln1, KD, C, N, true, false, 1.0f);
+      mm(dln_.data(), dq, weight(lw.wq), N, C, HD, false, false, 0.0f);
+      mm(dln_.data(), dk, weight(lw.wk), N, C, KD, false, false, 1.0f);
+      mm(dln_.data(), dv, weight(lw.wv), N, C, KD, false, false, 1.0f);
+    }
+    {
+      Zone z(profile::kNorm);
+      k_.rmsnorm_bwd(dx_.data(), dln_.data(), a.ln1.data(), a.rstd1.data(), N, C, true);
+    }
   }
   // Embedding: x0 = rms(wte[idx]).
-  k_.rmsnorm_bwd(dln_.data(), dx_.data(), ln0_.data(), rstd0_.data(), N, C, false);
-  k_.embed_bwd(g.wte, dln_.data(), inputs, N, C);
+  {
+    Zone z(profile::kEmbed);
+    k_.rmsnorm_bwd(dln_.data(), dx_.data(), ln0_.data(), rstd0_.data(), N, C, false);
+    k_.embed_bwd(g.wte, dln_.data(), inputs, N, C);
+  }
 }
 
 }  // namespace nt

@@ -89,7 +89,8 @@ void Optimizer::muon_update(float* p, const float* g, float* buf, int64_t rows, 
   if (tall) transpose(x_.data(), y_.data(), rows, cols);
   else std::memcpy(x_.data(), y_.data(), size_t(n) * sizeof(float));
   const int64_t m = tall ? cols : rows, k = tall ? rows : cols;
-  newton_schulz(k_, x_.data(), y_.data(), a_.data(), b_.data(), m, k, cfg_.ns_steps);
+  if (cfg_.bf16_newton_schulz) ns_bf16_.run(k_, x_.data(), y_.data(), a_.data(), b_.data(), m, k, cfg_.ns_steps);
+  else newton_schulz(k_, x_.data(), y_.data(), a_.data(), b_.data(), m, k, cfg_.ns_steps);
   const float* upd = x_.data();
   if (tall) {
     transpose(y_.data(), x_.data(), cols, rows);

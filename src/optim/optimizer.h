@@ -13,6 +13,7 @@
 
 #include "core/buffer.h"
 #include "kernels/kernels.h"
+#include "kernels/newton_schulz_bf16.h"
 #include "model/params.h"
 
 namespace nt {
@@ -25,6 +26,7 @@ struct OptimConfig {
   double weight_decay = 0.0;  // AdamW groups
   double momentum = 0.95;     // Muon
   int ns_steps = 5;
+  bool bf16_newton_schulz = false;  // run Newton-Schulz's GEMMs in bf16 (fp32 accumulation)
   double lr_scale = 1.0;  // multiplies every learning rate (halved by --on-nan rollback)
   // Fills the d_model-scaled defaults and checks ranges (errors name the flag).
   void resolve(int d_model);
@@ -54,6 +56,7 @@ class Optimizer {
   // m_: Adam first moment or Muon momentum; v_: Adam second moment (unused for matrices).
   Buffer<float> m_, v_;
   Buffer<float> x_, y_, a_, b_;  // Newton-Schulz scratch
+  NewtonSchulzBf16 ns_bf16_;
 };
 
 // Newton-Schulz orthogonalisation of x (rows, cols) in place, rows <= cols required.

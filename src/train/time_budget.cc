@@ -2,6 +2,7 @@
 #include "train/time_budget.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace nt {
 
@@ -15,10 +16,11 @@ double TimeBudget::progress() const { return budget_ > 0 ? std::clamp(used_ / bu
 
 double TimeBudget::predicted_step() const {
   if (recent_.empty()) return 0;
-  // The mean of the last few steps: robust to one slow step, quick to follow a real change.
-  double s = 0;
-  for (double r : recent_) s += r;
-  return s / double(recent_.size());
+  // The median of the last few steps: a single slow step (a noisy neighbour) neither ends the
+  // run early nor lets it overrun, and a real change is followed within a few steps.
+  std::vector<double> v(recent_.begin(), recent_.end());
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
 }
 
 bool TimeBudget::next_step_would_overrun() const {

@@ -6,7 +6,7 @@
 namespace nt {
 
 nlohmann::json TrainConfig::to_json() const {
-  return {{"data_dir", data_dir}, {"run_dir", run_dir}, {"device", device},
+  return {{"data_dir", data_dir}, {"run_dir", run_dir}, {"device", device}, {"dtype", dtype}, {"profile", profile},
           {"shape", {{"preset", shape.preset}, {"depth", shape.depth}, {"d_model", shape.d_model},
                      {"n_head", shape.n_head}, {"n_kv_head", shape.n_kv_head}, {"head_dim", shape.head_dim},
                      {"seq_len", shape.seq_len}, {"vocab_size", shape.vocab_size}, {"rope_base", shape.rope_base}}},
@@ -27,6 +27,8 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     c.data_dir = j.at("data_dir");
     c.run_dir = j.at("run_dir");
     c.device = j.at("device");
+    c.dtype = j.value("dtype", "");
+    c.profile = j.value("profile", false);
     const auto& s = j.at("shape");
     c.shape.preset = s.at("preset");
     c.shape.depth = s.at("depth");

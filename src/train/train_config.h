@@ -17,6 +17,8 @@ struct TrainConfig {
   std::string data_dir = "data/shards-8192";  // the default corpus + BPE 8192, made on first use
   std::string run_dir;  // empty: runs/<date>-<time>
   std::string device = "cpu";
+  std::string dtype;    // "bf16" or "fp32"; empty = bf16 where the CPU has AVX-512-BF16
+  bool profile = false; // per-phase time report and RUN/trace.json
   ShapeFlags shape;
   OptimConfig optim;
   Schedule schedule;

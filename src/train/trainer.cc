@@ -25,6 +25,7 @@
 #include "model/gpt.h"
 #include "model/weights_io.h"
 #include "optim/optimizer.h"
+#include "profile/profile.h"
 #include "train/checkpoint.h"
 #include "train/default_data.h"
 #include "train/progress.h"
@@ -139,6 +140,9 @@ TrainSummary run_training(const TrainConfig& given) {
     fail("--packing %s: expected bestfit or stream", cfg.packing.c_str());
   const PackMode pack_mode = cfg.packing == "stream" ? PackMode::Stream : PackMode::BestFit;
   const KernelTable& kernels = kernels_for_device(cfg.device.c_str());
+  const Precision prec = cfg.dtype.empty()
+                             ? (cfg.device == "cpu" && cpu_features().avx512bf16 ? Precision::kBf16 : Precision::kFp32)
+                             : parse_precision(cfg.dtype.c_str());
   const int threads = setup_threads(cfg.threads);
 
   // ---- Data and model shape.
@@ -160,6 +164,7 @@ TrainSummary run_training(const TrainConfig& given) {
   const int64_t accum = step_tokens / micro_tokens;
   OptimConfig oc = cfg.optim;
   oc.resolve(mc.d_model);
+  oc.bf16_newton_schulz = prec == Precision::kBf16;
   const int eval_B = cfg.eval_batch_size > 0 ? cfg.eval_batch_size : B;
 
   // ---- Memory: refuse before allocating if it cannot fit.
@@ -167,12 +172,12 @@ TrainSummary run_training(const TrainConfig& given) {
   const std::vector<ParamSpec> specs = param_specs(mc);  // sizes only; nothing allocated yet
   const size_t param_bytes = arena_numel(specs) * sizeof(float);
   const size_t state_bytes = Optimizer::state_floats(specs) * sizeof(float);
-  const size_t act_bytes = Gpt::activation_bytes(mc, std::max(B, eval_B), T);
+  const size_t act_bytes = Gpt::activation_bytes(mc, std::max(B, eval_B), T, prec);
   const size_t need = 2 * param_bytes + state_bytes + act_bytes;
   const size_t avail = available_memory_bytes();
   TrainProgress progress(cfg.quiet);
-  progress.print(strf("nanotrain %s | device %s (%s) | cpu features: %s | threads %d", NT_VERSION, cfg.device.c_str(),
-                      kernels.name, cpu_features().describe().c_str(), threads));
+  progress.print(strf("nanotrain %s | device %s (%s) | %s | cpu features: %s | threads %d", NT_VERSION,
+                      cfg.device.c_str(), kernels.name, precision_name(prec), cpu_features().describe().c_str(), threads));
   progress.print(strf("model: preset %s, depth %d, d_model %d, heads %d (kv %d) x %d, seq %d, vocab %d | params %lld "
                       "(%lld matmul, %lld embedding)",
                       cfg.shape.preset.c_str(), mc.depth, mc.d_model, mc.n_head, mc.n_kv_head, mc.head_dim, mc.seq_len,
@@ -190,15 +195,19 @@ TrainSummary run_training(const TrainConfig& given) {
   cfg.run_dir = run_dir;  // checkpoints record where they belong
   make_dirs(run_dir);
   const std::string tok_spec = tok.save_to_dir(run_dir);
-  const double peak_gflops = cfg.peak_gflops > 0 ? cfg.peak_gflops : 245.0 * threads;
-  const std::string peak_source = cfg.peak_gflops > 0 ? "--peak-gflops" : "assumed 245 GFLOP/s per thread (fp32 AVX-512 FMA)";
+  // MFU peaks measured on the development machine (PERF.md); `nanotrain bench` measures yours.
+  const bool bf16 = prec == Precision::kBf16;
+  const double peak_gflops = cfg.peak_gflops > 0 ? cfg.peak_gflops : (bf16 ? 480.0 : 245.0) * threads;
+  const std::string peak_source = cfg.peak_gflops > 0 ? "--peak-gflops"
+                                  : bf16 ? "assumed 480 GFLOP/s per thread (AVX-512-BF16 dot products)"
+                                         : "assumed 245 GFLOP/s per thread (fp32 AVX-512 FMA)";
   nlohmann::json config_json = {
       {"program", "nanotrain"}, {"version", NT_VERSION}, {"model", mc.to_json()}, {"optimizer", oc.to_json()},
       {"schedule", {{"warmup_frac", cfg.schedule.warmup_frac}, {"warmdown_frac", cfg.schedule.warmdown_frac},
                     {"final_lr_frac", cfg.schedule.final_lr_frac}}},
       {"preset", cfg.shape.preset}, {"data_dir", cfg.data_dir}, {"tokenizer", tok_spec},
       {"tokenizer_id", to_hex(tok.identity())}, {"device", cfg.device}, {"kernels", kernels.name},
-      {"time_budget_seconds", budget_s}, {"steps", cfg.steps}, {"batch_size", B}, {"seq_len", T},
+      {"dtype", precision_name(prec)}, {"time_budget_seconds", budget_s}, {"steps", cfg.steps}, {"batch_size", B}, {"seq_len", T},
       {"total_batch_tokens", step_tokens}, {"grad_accum_steps", accum}, {"seed", cfg.seed}, {"packing", cfg.packing},
       {"eval_every", cfg.eval_every}, {"eval_tokens", cfg.eval_tokens}, {"eval_batch_size", eval_B},
       {"save_every", cfg.save_every}, {"keep_checkpoints", cfg.keep_checkpoints}, {"on_nan", cfg.on_nan},
@@ -224,7 +233,7 @@ TrainSummary run_training(const TrainConfig& given) {
                                     : ("budget " + format_duration(budget_s)).c_str()));
 
   // ---- Model, optimizer, loaders, and the state a checkpoint restores.
-  Gpt model(mc, kernels, std::max(B, eval_B), T);
+  Gpt model(mc, kernels, std::max(B, eval_B), T, prec);
   init_params(model.params(), cfg.seed);
   Optimizer opt(oc, model.params(), kernels);
   TrainLoader loader(ds.train, B, T, cfg.seed, 0, 1, pack_mode);
@@ -260,6 +269,7 @@ TrainSummary run_training(const TrainConfig& given) {
     resume.reset();  // release the checkpoint's copy of the tensors
   }
   auto save = [&]() {
+    profile::Zone zone(profile::kCheckpoint);
     const auto ts = Clock::now();
     last_save_at = budget.used();
     const nlohmann::json state = {
@@ -280,6 +290,7 @@ TrainSummary run_training(const TrainConfig& given) {
   double last_loss = NAN;
   BpbResult last_eval;
   auto run_eval = [&]() {
+    profile::Zone zone(profile::kEval);
     last_eval = evaluate_bpb(model, val, tok, eval_B, T);
     eval_seconds += last_eval.seconds;
     last_eval_at = budget.used();
@@ -309,6 +320,7 @@ TrainSummary run_training(const TrainConfig& given) {
   };
 
   StopSignals signals;
+  if (cfg.profile) profile::enable(true);
   for (;;) {
     if (const int sig = StopSignals::requested()) {
       if (last_saved_step != step) save();
@@ -323,11 +335,18 @@ TrainSummary run_training(const TrainConfig& given) {
     const double progress_frac = cfg.steps > 0 ? double(step) / double(cfg.steps) : budget.progress();
     const double lrm = cfg.schedule.multiplier(progress_frac);
     const auto t0 = Clock::now();
-    model.grads().data.zero();
+    std::optional<profile::Zone> step_zone(std::in_place, profile::kStep);
+    {
+      profile::Zone zone(profile::kZeroGrad);
+      model.grads().data.zero();
+    }
     double loss = 0;
     for (int64_t a = 0; a < accum; ++a) {
       const auto td = Clock::now();
-      loader.next(inputs.data(), targets.data());
+      {
+        profile::Zone zone(profile::kData);
+        loader.next(inputs.data(), targets.data());
+      }
       data_seconds += since(td);
       loss += model.forward_backward(inputs.data(), targets.data(), B, T, 1.0 / double(accum)) / double(accum);
     }
@@ -338,7 +357,11 @@ TrainSummary run_training(const TrainConfig& given) {
                                          : "the gradient of " + bad + " is not finite");
       continue;
     }
-    opt.step(model.params(), model.grads(), lrm);
+    {
+      profile::Zone zone(profile::kOptimizer);
+      opt.step(model.params(), model.grads(), lrm);
+    }
+    step_zone.reset();
     const double dt = since(t0);
     budget.charge(dt);
     ++step;
@@ -359,6 +382,11 @@ TrainSummary run_training(const TrainConfig& given) {
   progress.finish();
   run_eval();
   if (last_saved_step != step) save();  // always a checkpoint at the end
+  if (cfg.profile) {
+    profile::enable(false);
+    progress.print(profile::report(fpt * double(step_tokens), peak_gflops, peak_source));
+    profile::write_trace((fs::path(run_dir) / "trace.json").string());
+  }
 
   // ---- Weights, sample, summary.
   const auto ts = Clock::now();
@@ -404,6 +432,7 @@ TrainSummary run_training(const TrainConfig& given) {
       {"preset", cfg.shape.preset},
       {"device", cfg.device},
       {"kernels", kernels.name},
+      {"dtype", precision_name(prec)},
       {"eval_seconds", eval_seconds},
       {"data_seconds", data_seconds},
       {"save_seconds", save_seconds},

@@ -44,7 +44,8 @@ done
 bpb=$(json "$TMP/run/summary.json" "['val_bpb']")
 check "val_bpb after 8s on real text is far below 8 (got $bpb)" "$PY -c 'import sys; sys.exit(not (0 < $bpb < 4.0))'"
 over=$(json "$TMP/run/summary.json" "['budget_overshoot_seconds']")
-step=$(json "$TMP/run/summary.json" "['mean_step_seconds']")
+# "One step": the longest step of the run (a shared machine makes single steps vary).
+step=$($PY -c "import json; print(max(json.loads(l)['step_seconds'] for l in open('$TMP/run/metrics.jsonl') if '\"step_seconds\"' in l))")
 check "budget overshoot $over s is under one step ($step s)" "$PY -c 'import sys; sys.exit(not (abs($over) < $step))'"
 check "progress lines were printed" "grep -q 'step 1 ' '$TMP/train.err'"
 check "a sample was printed" "grep -q '^sample: ' '$TMP/train.out'"

@@ -4,7 +4,9 @@
 // shapes; (3) the accumulate/overwrite convention.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
+#include <limits>
 
 #include "backends/ref/ops_ref.h"
 #include "core/check.h"
@@ -211,7 +213,7 @@ TEST(KernelParity, Rope) {
 
 TEST(KernelParity, Attention) {
   struct Shape { int64_t B, T, H, KVH, D; };
-  for (Shape s : {Shape{1, 1, 1, 1, 2}, Shape{2, 7, 3, 1, 24}, Shape{1, 33, 4, 2, 17 + 1}, Shape{2, 70, 2, 2, 64}}) {
+  for (Shape s : {Shape{1, 1, 1, 1, 2}, Shape{2, 7, 3, 1, 24}, Shape{1, 33, 4, 2, 17 + 1}, Shape{2, 70, 2, 2, 64}, Shape{1, 150, 4, 2, 32}}) {
     const int64_t nq = s.B * s.T * s.H * s.D, nk = s.B * s.T * s.KVH * s.D;
     Vec q = randn(nq, 50), k = randn(nk, 51), v = randn(nk, 52), dout = randn(nq, 53);
     Vec out(static_cast<size_t>(nq)), lse(static_cast<size_t>(s.B * s.H * s.T)), dq(static_cast<size_t>(nq)), dk(static_cast<size_t>(nk)), dv(static_cast<size_t>(nk));
@@ -228,6 +230,93 @@ TEST(KernelParity, Attention) {
     EXPECT_LT(rel_err(to_f64(dqf.data(), dqf.size()), dq), 1e-4) << s.T;
     EXPECT_LT(rel_err(to_f64(dkf.data(), dkf.size()), dk), 1e-4) << s.T;
     EXPECT_LT(rel_err(to_f64(dvf.data(), dvf.size()), dv), 1e-4) << s.T;
+  }
+}
+
+TEST(KernelParity, MatmulGramIsSymmetricAndExact) {
+  // X X^T takes the symmetric path (upper block triangle + mirror) from 128 rows up.
+  for (int64_t m : {int64_t(128), int64_t(203), int64_t(256)}) {
+    const int64_t k = 97;
+    Vec x = randn(m * k, 90);
+    Vec want(static_cast<size_t>(m * m));
+    ref::matmul<double>(want.data(), x.data(), x.data(), m, m, k, false, true, 0.0);
+    auto xf = to_f32(x);
+    std::vector<float> got(static_cast<size_t>(m * m), 5.0f);
+    cpu.matmul(got.data(), xf.data(), xf.data(), m, m, k, false, true, 0.0f);
+    EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want), 1e-5) << m;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < i; ++j) ASSERT_EQ(got[size_t(i * m + j)], got[size_t(j * m + i)]) << i << "," << j;
+  }
+}
+
+// ---------------------------------------------------------------- bf16 (mixed precision)
+
+TEST(KernelParity, ToBf16RoundsToNearestEven) {
+  // Ties in both directions, carries into the exponent, signs, infinities, NaN; odd length for
+  // the vector tails. (Subnormals are left out: the AVX-512-BF16 instruction flushes them.)
+  std::vector<float> x = {1.0f, -1.0f, 0.0f, -0.0f, 65504.0f, 3.14159265f, -2.71828f, 1e30f, -1e-30f,
+                          std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  const uint32_t bits[] = {0x3f808000u, 0x3f818000u, 0x3f80c000u, 0x3f807fffu, 0x7f7fffffu, 0xbf7f8000u};
+  for (uint32_t b : bits) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    x.push_back(f);
+  }
+  Vec r = randn(40, 70, 100.0);
+  for (double v : r) x.push_back(float(v));
+  for (int64_t n : {int64_t(x.size()), int64_t(17), int64_t(1)}) {
+    std::vector<uint16_t> a(static_cast<size_t>(n)), b(static_cast<size_t>(n), 0xdead), c(static_cast<size_t>(n));
+    ref::to_bf16(a.data(), x.data(), n);
+    cpu.to_bf16(b.data(), x.data(), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(a[size_t(i)], b[size_t(i)]) << i << " " << x[size_t(i)];
+    ref::relu2_fwd_bf16(a.data(), x.data(), n);
+    cpu.relu2_fwd_bf16(c.data(), x.data(), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(a[size_t(i)], c[size_t(i)]) << i << " " << x[size_t(i)];
+    std::vector<float> dy(x.rbegin(), x.rbegin() + n);
+    for (float& v : dy) v = std::isfinite(v) ? v * 1e-3f : 1.0f;
+    ref::relu2_bwd_bf16(a.data(), dy.data(), x.data(), n);
+    cpu.relu2_bwd_bf16(c.data(), dy.data(), x.data(), n);
+    for (int64_t i = 0; i < n; ++i) {  // as values: a zero gradient may come out as -0
+      const float want = ref::from_bf16_1(a[size_t(i)]), got = ref::from_bf16_1(c[size_t(i)]);
+      if (std::isnan(want)) EXPECT_TRUE(std::isnan(got)) << i;
+      else EXPECT_EQ(want, got) << i << " " << x[size_t(i)];
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  uint16_t h = 0;
+  cpu.to_bf16(&h, &nan, 1);
+  EXPECT_TRUE(std::isnan(ref::from_bf16_1(h)));
+  // A large array goes through the threaded path.
+  Vec big = randn(100003, 71);
+  auto bf = to_f32(big);
+  std::vector<uint16_t> a(bf.size()), b(bf.size());
+  ref::to_bf16(a.data(), bf.data(), int64_t(bf.size()));
+  cpu.to_bf16(b.data(), bf.data(), int64_t(bf.size()));
+  EXPECT_EQ(a, b);
+}
+
+TEST(KernelParity, MatmulBf16AllTransposes) {
+  struct Shape { int64_t m, n, k; };
+  for (Shape s : {Shape{1, 1, 1}, Shape{37, 19, 45}, Shape{130, 67, 258}, Shape{5, 300, 64}}) {
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb)
+        for (float beta : {0.0f, 1.0f}) {
+          Vec a = randn(s.m * s.k, 80), b = randn(s.k * s.n, 81), c0 = randn(s.m * s.n, 82);
+          auto af = to_f32(a), bf = to_f32(b);
+          std::vector<uint16_t> ah(af.size()), bh(bf.size());
+          ref::to_bf16(ah.data(), af.data(), int64_t(af.size()));
+          ref::to_bf16(bh.data(), bf.data(), int64_t(bf.size()));
+          Vec want = c0;
+          ref::matmul_bf16<double>(want.data(), ah.data(), bh.data(), s.m, s.n, s.k, ta, tb, double(beta));
+          auto got = to_f32(c0);
+          cpu.matmul_bf16(got.data(), ah.data(), bh.data(), s.m, s.n, s.k, ta, tb, beta);
+          EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want), 1e-5)
+              << s.m << "x" << s.n << "x" << s.k << " ta " << ta << " tb " << tb << " beta " << beta;
+          // And the bf16 GEMM stays within bf16 rounding of the fp32 one.
+          Vec exact = c0;
+          ref::matmul<double>(exact.data(), a.data(), b.data(), s.m, s.n, s.k, ta, tb, double(beta));
+          EXPECT_LT(rel_err(to_f64(got.data(), got.size()), exact), 2e-2);
+        }
   }
 }
 

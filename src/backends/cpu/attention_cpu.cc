@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
-// Causal grouped-query attention, one query row at a time with an exact softmax over the
-// visible keys. Memory is O(T) per thread (no T x T matrix is stored); backward recomputes the
-// probabilities from the saved log-sum-exp, as flash attention does.
+// Causal grouped-query attention as blocked small GEMMs (flash-style tiling over queries).
 //
-// Forward parallelises over (batch, head, query block); backward over (batch, kv head) so that
-// each thread owns the dk/dv rows it accumulates into (no atomics, deterministic).
+// A task owns a block of kQBlock query rows of one head. Its scores against the visible keys
+// (S = Q_blk K[0:i1]^T, kQBlock x i1) live in a per-thread scratch of kQBlock x T floats:
+// memory is O(kQBlock T) per thread, never T x T per head. Each softmax row is exact (the whole
+// visible row is in the block), so no online rescaling is needed. The products are oneDNN
+// sgemm calls made from inside the OpenMP region, where oneDNN runs them on the calling thread.
+// Backward recomputes P from the saved log-sum-exp (as flash attention does) and runs five
+// GEMMs per block; it parallelises over (batch, kv head) so that each thread owns the dk/dv
+// rows it accumulates into (no atomics, deterministic).
+#include <dnnl.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -16,41 +21,64 @@
 
 namespace nt::cpu {
 
+namespace {
+
+constexpr int64_t kQBlock = 64;
+
+inline void sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  dnnl_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+// p[0..n) = exp(s[0..n) - sub); returns the sum.
+inline float exp_row(float* p, const float* s, int64_t n, float sub) {
+  const __m256 vs = _mm256_set1_ps(sub);
+  __m256 acc = _mm256_setzero_ps();
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), vs));
+    _mm256_storeu_ps(p + j, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  float sum = hsum(acc);
+  for (; j < n; ++j) sum += (p[j] = exp1(s[j] - sub));
+  return sum;
+}
+
+}  // namespace
+
 void attention_fwd(float* out, float* lse, const float* q, const float* k, const float* v, int64_t B, int64_t T,
                    int64_t H, int64_t KVH, int64_t D) {
   const float scale = 1.0f / std::sqrt(float(D));
   const int64_t group = H / KVH;
-  const int64_t qstride = H * D, kstride = KVH * D;
-  constexpr int64_t kBlock = 16;
-  const int64_t nblocks = (T + kBlock - 1) / kBlock;
+  const int64_t qs = H * D, ks = KVH * D;
+  const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
 #pragma omp parallel
   {
-    std::vector<float> s(static_cast<size_t>(T));
+    std::vector<float> s(size_t(kQBlock * T));
 #pragma omp for collapse(3) schedule(dynamic, 1)
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < H; ++h)
         for (int64_t blk = 0; blk < nblocks; ++blk) {
-          const int64_t kvh = h / group;
-          const float* kb = k + b * T * kstride + kvh * D;
-          const float* vb = v + b * T * kstride + kvh * D;
-          for (int64_t i = blk * kBlock; i < std::min(T, (blk + 1) * kBlock); ++i) {
-            const float* qi = q + (b * T + i) * qstride + h * D;
+          // Later blocks see more keys: run them first for balance.
+          const int64_t bi = nblocks - 1 - blk;
+          const int64_t i0 = bi * kQBlock, i1 = std::min(T, i0 + kQBlock), rows = i1 - i0;
+          const float* qb = q + (b * T + i0) * qs + h * D;
+          const float* kb = k + b * T * ks + (h / group) * D;
+          const float* vb = v + b * T * ks + (h / group) * D;
+          sgemm('N', 'T', rows, i1, D, scale, qb, qs, kb, ks, 0.0f, s.data(), i1);
+          for (int64_t r = 0; r < rows; ++r) {
+            float* sr = s.data() + r * i1;
+            const int64_t n = i0 + r + 1;  // keys 0..i visible
             float mx = -INFINITY;
-            for (int64_t j = 0; j <= i; ++j) {
-              s[j] = dot(qi, kb + j * kstride, D) * scale;
-              mx = std::max(mx, s[j]);
-            }
-            float l = 0;
-            for (int64_t j = 0; j <= i; ++j) {
-              s[j] = std::exp(s[j] - mx);
-              l += s[j];
-            }
-            float* oi = out + (b * T + i) * qstride + h * D;
-            std::fill(oi, oi + D, 0.0f);
-            for (int64_t j = 0; j <= i; ++j) axpy(oi, vb + j * kstride, s[j], D);
-            cpu::scale(oi, 1.0f / l, D);
-            lse[(b * H + h) * T + i] = mx + std::log(l);
+            for (int64_t j = 0; j < n; ++j) mx = std::max(mx, sr[j]);
+            const float l = exp_row(sr, sr, n, mx);
+            const float inv = 1.0f / l;
+            cpu::scale(sr, inv, n);
+            std::fill(sr + n, sr + i1, 0.0f);
+            lse[(b * H + h) * T + i0 + r] = mx + std::log(l);
           }
+          sgemm('N', 'N', rows, D, i1, 1.0f, s.data(), i1, vb, ks, 0.0f, out + (b * T + i0) * qs + h * D, qs);
         }
   }
 }
@@ -60,38 +88,50 @@ void attention_bwd(float* dq, float* dk, float* dv, const float* dout, const flo
                    int64_t KVH, int64_t D) {
   const float scale = 1.0f / std::sqrt(float(D));
   const int64_t group = H / KVH;
-  const int64_t qstride = H * D, kstride = KVH * D;
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t kvh = 0; kvh < KVH; ++kvh) {
-      const float* kb = k + b * T * kstride + kvh * D;
-      const float* vb = v + b * T * kstride + kvh * D;
-      float* dkb = dk + b * T * kstride + kvh * D;
-      float* dvb = dv + b * T * kstride + kvh * D;
-      for (int64_t j = 0; j < T; ++j) {
-        std::fill(dkb + j * kstride, dkb + j * kstride + D, 0.0f);
-        std::fill(dvb + j * kstride, dvb + j * kstride + D, 0.0f);
-      }
-      for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
-        for (int64_t i = 0; i < T; ++i) {
-          const int64_t qo = (b * T + i) * qstride + h * D;
-          const float* qi = q + qo;
-          const float* doi = dout + qo;
-          float* dqi = dq + qo;
-          std::fill(dqi, dqi + D, 0.0f);
-          const float di = dot(doi, out + qo, D);
-          const float l = lse[(b * H + h) * T + i];
-          for (int64_t j = 0; j <= i; ++j) {
-            const float* kj = kb + j * kstride;
-            const float p = std::exp(dot(qi, kj, D) * scale - l);
-            const float dp = dot(doi, vb + j * kstride, D);
-            const float ds = p * (dp - di) * scale;
-            axpy(dqi, kj, ds, D);
-            axpy(dkb + j * kstride, qi, ds, D);
-            axpy(dvb + j * kstride, doi, p, D);
-          }
+  const int64_t qs = H * D, ks = KVH * D;
+  const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
+#pragma omp parallel
+  {
+    std::vector<float> p(size_t(kQBlock * T)), dp(size_t(kQBlock * T));
+#pragma omp for collapse(2) schedule(dynamic, 1)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t kvh = 0; kvh < KVH; ++kvh) {
+        const float* kb = k + b * T * ks + kvh * D;
+        const float* vb = v + b * T * ks + kvh * D;
+        float* dkb = dk + b * T * ks + kvh * D;
+        float* dvb = dv + b * T * ks + kvh * D;
+        for (int64_t j = 0; j < T; ++j) {
+          std::fill(dkb + j * ks, dkb + j * ks + D, 0.0f);
+          std::fill(dvb + j * ks, dvb + j * ks + D, 0.0f);
         }
-    }
+        for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
+          for (int64_t bi = 0; bi < nblocks; ++bi) {
+            const int64_t i0 = bi * kQBlock, i1 = std::min(T, i0 + kQBlock), rows = i1 - i0;
+            const int64_t qo = (b * T + i0) * qs + h * D;
+            // P = exp(scale Q K^T - lse), zero above the diagonal.
+            sgemm('N', 'T', rows, i1, D, scale, q + qo, qs, kb, ks, 0.0f, p.data(), i1);
+            for (int64_t r = 0; r < rows; ++r) {
+              float* pr = p.data() + r * i1;
+              const int64_t n = i0 + r + 1;
+              exp_row(pr, pr, n, lse[(b * H + h) * T + i0 + r]);
+              std::fill(pr + n, pr + i1, 0.0f);
+            }
+            // dP = dO V^T; dS = P (dP - rowsum(dO o O)) scale, in place in dp.
+            sgemm('N', 'T', rows, i1, D, 1.0f, dout + qo, qs, vb, ks, 0.0f, dp.data(), i1);
+            for (int64_t r = 0; r < rows; ++r) {
+              const float di = dot(dout + qo + r * qs, out + qo + r * qs, D);
+              const float* pr = p.data() + r * i1;
+              float* dr = dp.data() + r * i1;
+              const int64_t n = i0 + r + 1;
+              for (int64_t j = 0; j < n; ++j) dr[j] = pr[j] * (dr[j] - di) * scale;
+              std::fill(dr + n, dr + i1, 0.0f);
+            }
+            sgemm('N', 'N', rows, D, i1, 1.0f, dp.data(), i1, kb, ks, 0.0f, dq + qo, qs);   // dQ = dS K
+            sgemm('T', 'N', i1, D, rows, 1.0f, dp.data(), i1, q + qo, qs, 1.0f, dkb, ks);   // dK += dS^T Q
+            sgemm('T', 'N', i1, D, rows, 1.0f, p.data(), i1, dout + qo, qs, 1.0f, dvb, ks); // dV += P^T dO
+          }
+      }
+  }
 }
 
 }  // namespace nt::cpu

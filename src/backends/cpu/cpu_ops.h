@@ -26,4 +26,16 @@ void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float l
 void axpby(float* y, const float* x, int64_t n, float a, float b);
 double sum_squares(const float* x, int64_t n);
 
+// Mixed precision (kernels.h contracts); the _avx512 variants need avx512f/bw/bf16.
+void matmul_bf16_onednn(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+                        bool tb, float beta);
+void matmul_bf16_widen(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+                       bool tb, float beta);
+void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n);
+void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n);
+void relu2_fwd_bf16_avx2(uint16_t* out, const float* inp, int64_t n);
+void relu2_fwd_bf16_avx512(uint16_t* out, const float* inp, int64_t n);
+void relu2_bwd_bf16_avx2(uint16_t* dinp, const float* dout, const float* inp, int64_t n);
+void relu2_bwd_bf16_avx512(uint16_t* dinp, const float* dout, const float* inp, int64_t n);
+
 }  // namespace nt::cpu

@@ -4,13 +4,17 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "core/check.h"
+#include "core/system.h"
 #include "kernels/kernels.h"
 
 namespace nt {
 
-const KernelTable& cpu_kernels() {
-  static const KernelTable t = {
-      "cpu-avx2",
+namespace {
+KernelTable make_cpu_table() {
+  const CpuFeatures f = cpu_features();
+  const bool bf16 = f.avx512f && f.avx512bw && f.avx512bf16;
+  KernelTable t = {
+      bf16 ? "cpu-avx512bf16" : "cpu-avx2",
       cpu::matmul,
       cpu::rmsnorm_fwd,
       cpu::rmsnorm_bwd,
@@ -26,7 +30,17 @@ const KernelTable& cpu_kernels() {
       cpu::adamw_step,
       cpu::axpby,
       cpu::sum_squares,
+      bf16 ? cpu::to_bf16_avx512 : cpu::to_bf16_avx2,
+      bf16 ? cpu::relu2_fwd_bf16_avx512 : cpu::relu2_fwd_bf16_avx2,
+      bf16 ? cpu::relu2_bwd_bf16_avx512 : cpu::relu2_bwd_bf16_avx2,
+      bf16 ? cpu::matmul_bf16_onednn : cpu::matmul_bf16_widen,
   };
+  return t;
+}
+}  // namespace
+
+const KernelTable& cpu_kernels() {
+  static const KernelTable t = make_cpu_table();
   return t;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace nt::ref {
@@ -205,6 +206,46 @@ double sum_squares(const T* x, int64_t n) {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) s += double(x[i]) * double(x[i]);
   return s;
+}
+
+// ---- bf16 (the executable spec of the mixed-precision ops) ----
+
+// fp32 -> bf16 bits, round to nearest even; NaN stays a (quiet) NaN.
+inline uint16_t to_bf16_1(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+inline float from_bf16_1(uint16_t h) {
+  const uint32_t u = uint32_t(h) << 16;
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+inline void to_bf16(uint16_t* dst, const float* src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = to_bf16_1(src[i]);
+}
+inline void relu2_fwd_bf16(uint16_t* out, const float* inp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = inp[i] > 0.0f ? inp[i] : 0.0f;
+    out[i] = to_bf16_1(r * r);
+  }
+}
+inline void relu2_bwd_bf16(uint16_t* dinp, const float* dout, const float* inp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dinp[i] = to_bf16_1(inp[i] > 0.0f ? 2.0f * inp[i] * dout[i] : 0.0f);
+}
+// The bf16 GEMM is the fp32 GEMM of the widened operands (bf16 x bf16 products are exact in
+// fp32); T = double gives the exact reference for tests.
+template <class T>
+void matmul_bf16(T* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                 T beta) {
+  std::vector<T> af(size_t(m * k)), bf(size_t(k * n));
+  for (size_t i = 0; i < af.size(); ++i) af[i] = T(from_bf16_1(a[i]));
+  for (size_t i = 0; i < bf.size(); ++i) bf[i] = T(from_bf16_1(b[i]));
+  matmul<T>(c, af.data(), bf.data(), m, n, k, ta, tb, beta);
 }
 
 }  // namespace nt::ref

@@ -33,6 +33,10 @@ const KernelTable& ref_kernels() {
       adamw_step<float>,
       axpby<float>,
       sum_squares<float>,
+      ref::to_bf16,
+      ref::relu2_fwd_bf16,
+      ref::relu2_bwd_bf16,
+      matmul_bf16<float>,
   };
   return t;
 }

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+// bf16 GEMM with fp32 accumulation through oneDNN's matmul primitive (brgemm kernels on
+// AVX-512-BF16: 750-918 GFLOP/s on the model's shapes, PERF.md), and the fp32 -> bf16
+// conversions' AVX2 floor.
+//
+// Primitives are cached by (m, n, k, transposes, beta): a training step reuses a few dozen
+// shapes, and building a primitive costs far more than running a small one. Transposes are
+// strides, so no operand is copied. The cache is not thread-safe: GEMMs are issued from the
+// thread that drives the step (oneDNN threads them on the same OpenMP pool).
+//
+// Without AVX-512-BF16 (the AVX2 floor) the operands are widened to fp32 and multiplied by
+// sgemm: bf16 x bf16 products are exact in fp32, so the result is the same GEMM.
+#include <dnnl.h>
+#include <omp.h>
+
+#include <cstring>
+#include <dnnl.hpp>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "backends/cpu/cpu_ops.h"
+#include "core/check.h"
+
+namespace nt::cpu {
+
+namespace {
+
+struct Prim {
+  dnnl::matmul prim;
+  dnnl::memory a, b, c;
+};
+
+struct Cache {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{eng};
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool, float>, std::unique_ptr<Prim>> prims;
+};
+
+Cache& cache() {
+  static Cache c;
+  return c;
+}
+
+Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta) {
+  Cache& cc = cache();
+  auto key = std::make_tuple(m, n, k, ta, tb, beta);
+  auto it = cc.prims.find(key);
+  if (it != cc.prims.end()) return *it->second;
+  using dt = dnnl::memory::data_type;
+  using dims = dnnl::memory::dims;
+  const dnnl::memory::desc a({m, k}, dt::bf16, ta ? dims{1, m} : dims{k, 1});
+  const dnnl::memory::desc b({k, n}, dt::bf16, tb ? dims{1, k} : dims{n, 1});
+  const dnnl::memory::desc c({m, n}, dt::f32, dims{n, 1});
+  dnnl::primitive_attr attr;
+  if (beta != 0.0f) {
+    dnnl::post_ops po;
+    po.append_sum(beta);
+    attr.set_post_ops(po);
+  }
+  auto p = std::make_unique<Prim>();
+  try {
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, cc.eng);
+    p->prim = dnnl::matmul(pd);
+  } catch (const dnnl::error& e) {
+    NT_CHECK(false, "oneDNN bf16 matmul (m=%ld n=%ld k=%ld ta=%d tb=%d): %s", long(m), long(n), long(k), int(ta),
+             int(tb), e.what());
+  }
+  p->a = dnnl::memory(a, cc.eng, DNNL_MEMORY_NONE);
+  p->b = dnnl::memory(b, cc.eng, DNNL_MEMORY_NONE);
+  p->c = dnnl::memory(c, cc.eng, DNNL_MEMORY_NONE);
+  return *cc.prims.emplace(key, std::move(p)).first->second;
+}
+
+inline float widen(uint16_t h) {
+  const uint32_t u = uint32_t(h) << 16;
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+}  // namespace
+
+void matmul_bf16_onednn(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+                        bool tb, float beta) {
+  if (m == 0 || n == 0) return;
+  NT_CHECK(!omp_in_parallel(), "matmul_bf16 must be called outside parallel regions");
+  if (k == 0) {
+    for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
+    return;
+  }
+  Prim& p = get_prim(m, n, k, ta, tb, beta);
+  p.a.set_data_handle(const_cast<uint16_t*>(a));
+  p.b.set_data_handle(const_cast<uint16_t*>(b));
+  p.c.set_data_handle(c);
+  p.prim.execute(cache().stream, {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}});
+}
+
+void matmul_bf16_widen(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+                       bool tb, float beta) {
+  static std::vector<float> af, bf;
+  af.resize(size_t(m * k));
+  bf.resize(size_t(k * n));
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < m * k; ++i) af[size_t(i)] = widen(a[i]);
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < k * n; ++i) bf[size_t(i)] = widen(b[i]);
+  matmul(c, af.data(), bf.data(), m, n, k, ta, tb, beta);
+}
+
+// The AVX2 floor of the conversions: round to nearest even on the bit pattern.
+namespace {
+inline uint16_t round_bf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+}  // namespace
+
+void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) dst[i] = round_bf16(src[i]);
+}
+
+void relu2_fwd_bf16_avx2(uint16_t* out, const float* inp, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = inp[i] > 0.0f ? inp[i] : 0.0f;
+    out[i] = round_bf16(r * r);
+  }
+}
+
+void relu2_bwd_bf16_avx2(uint16_t* dinp, const float* dout, const float* inp, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = inp[i] > 0.0f ? inp[i] : 0.0f;
+    dinp[i] = round_bf16(2.0f * r * dout[i]);
+  }
+}
+
+}  // namespace nt::cpu

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// AVX-512 peak loops (built with -mavx512*; called only after a CPUID check).
+#include <immintrin.h>
+#include <omp.h>
+
+#include <chrono>
+
+#include "backends/cpu/peak.h"
+
+namespace nt::cpu {
+
+namespace {
+template <class Body>
+double timed_parallel(double seconds, double flops_per_iter, Body body) {
+  double total_flops = 0, elapsed = 0;
+#pragma omp parallel reduction(+ : total_flops)
+  {
+    const auto t0 = std::chrono::steady_clock::now();
+    int64_t iters = 0;
+    float sink = 0;
+    do {
+      sink += body(100000);
+      iters += 100000;
+    } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds);
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    total_flops += double(iters) * flops_per_iter / dt + (sink == 12345.0f ? 1.0 : 0.0);
+#pragma omp master
+    elapsed = dt;
+  }
+  (void)elapsed;
+  return total_flops * 1e-9;  // sum of per-thread rates
+}
+}  // namespace
+
+// Twelve named accumulators (an array would be kept in memory); the empty asm keeps the
+// compiler from folding the chains, which are 12 independent FMA dependency chains: enough to
+// cover the FMA latency on both ports.
+#define NT_PEAK_LOOP(OP)                                                                        \
+  for (int64_t it = 0; it < n; ++it) {                                                          \
+    a0 = OP(a0), a1 = OP(a1), a2 = OP(a2), a3 = OP(a3), a4 = OP(a4), a5 = OP(a5);               \
+    a6 = OP(a6), a7 = OP(a7), a8 = OP(a8), a9 = OP(a9), a10 = OP(a10), a11 = OP(a11);           \
+    __asm__ volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));          \
+    __asm__ volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));        \
+  }                                                                                             \
+  return _mm512_reduce_add_ps(_mm512_add_ps(                                                    \
+      _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),                \
+                    _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7))),               \
+      _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11))));
+
+double peak_fma_avx512_gflops(double seconds) {
+  return timed_parallel(seconds, 12.0 * 16 * 2, [](int64_t n) {
+    __m512 a0 = _mm512_set1_ps(1e-3f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
+           a9 = a0, a10 = a0, a11 = a0;
+    const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
+#define NT_FMA(v) _mm512_fmadd_ps(v, x, y)
+    NT_PEAK_LOOP(NT_FMA)
+#undef NT_FMA
+  });
+}
+
+double peak_bf16_avx512_gflops(double seconds) {
+  // Each vdpbf16ps does 32 bf16 multiply-adds into 16 fp32 lanes: 64 FLOP.
+  return timed_parallel(seconds, 12.0 * 64, [](int64_t n) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
+           a9 = a0, a10 = a0, a11 = a0;
+    const __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(2e-3f));
+    const __m512bh y = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(3e-3f));
+#define NT_DP(v) _mm512_dpbf16_ps(v, x, y)
+    NT_PEAK_LOOP(NT_DP)
+#undef NT_DP
+  });
+}
+#undef NT_PEAK_LOOP
+
+}  // namespace nt::cpu

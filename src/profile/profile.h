@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// The profiler: RAII zones over a fixed set of names, per-thread accumulation, a summary table
+// and a Chrome trace-event JSON (opens in Perfetto / chrome://tracing, one track per thread).
+//
+//   nt::profile::enable(true);                 // once, before the first step
+//   { nt::profile::Zone z(nt::profile::kStep); ... }
+//   std::string table = nt::profile::report(flops_per_step, peak_gflops, "bf16 960 GF/s");
+//   nt::profile::write_trace("run/trace.json");
+//
+// A zone costs one predictable branch when profiling is off. Zones nest; the innermost
+// enclosing phase zone (forward, backward, optimizer, data, eval) names the phase of the op
+// zones inside it, so the table splits each op kind by phase ("backward / attention").
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace nt::profile {
+
+enum Id : uint8_t {
+  // Phases (and the step around them).
+  kStep, kForward, kBackward, kOptimizer, kData, kEval, kCheckpoint,
+  // Op kinds.
+  kEmbed, kNorm, kRope, kQkv, kAttention, kAttnOut, kMlpUp, kRelu2, kMlpDown, kHead, kLoss, kToBf16,
+  kZeroGrad, kMuon, kAdamW, kOther,
+  kCount
+};
+const char* name(Id id);
+
+namespace detail {
+extern bool g_enabled;
+void begin(Id id);
+void end(Id id);
+}  // namespace detail
+
+inline bool enabled() { return detail::g_enabled; }
+// Turns zones on or off; call while no zone is open (e.g. before the first step).
+void enable(bool on);
+// Drops everything recorded so far.
+void reset();
+
+class Zone {
+ public:
+  explicit Zone(Id id) : id_(id), on_(detail::g_enabled) {
+    if (on_) detail::begin(id);
+  }
+  ~Zone() {
+    if (on_) detail::end(id_);
+  }
+  Zone(const Zone&) = delete;
+  Zone& operator=(const Zone&) = delete;
+
+ private:
+  Id id_;
+  bool on_;
+};
+
+// The summary table: per phase and op kind, total ms, calls, share of the step zones' total
+// time (or of the wall time between enable() and report() when no step zone was recorded),
+// and mean. When flops_per_step > 0 and peak_gflops > 0, adds achieved GFLOP/s and MFU per
+// step against that peak, naming it with peak_label.
+std::string report(double flops_per_step = 0, double peak_gflops = 0, const std::string& peak_label = "");
+// Writes the trace (complete events, "ph":"X", microseconds) atomically. Events beyond the
+// first 2 million are dropped (counted in the table). Throws nt::Error if the file fails.
+void write_trace(const std::string& path);
+
+}  // namespace nt::profile
