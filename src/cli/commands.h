@@ -6,6 +6,9 @@
 
 namespace nt::cli {
 
+// Every subcommand below, plus --version and the root app's rules (main.cc and the fuzzer).
+void add_all_commands(CLI::App& app);
+
 void add_train_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
 void add_eval_command(CLI::App& app);

@@ -7,16 +7,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"nanotrain: train small GPT models from scratch under a wall-clock budget"};
-  app.set_version_flag("--version", std::string("nanotrain ") + NT_VERSION);
-  app.require_subcommand(1);
-  app.fallthrough(false);
-  nt::cli::add_train_command(app);
-  nt::cli::add_sample_command(app);
-  nt::cli::add_eval_command(app);
-  nt::cli::add_data_command(app);
-  nt::cli::add_tokenizer_command(app);
-  nt::cli::add_info_command(app);
-  nt::cli::add_bench_command(app);
+  nt::cli::add_all_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -29,15 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& a : args) argv.push_back(a.c_str());
 
   CLI::App app{"nanotrain"};
-  app.set_version_flag("--version", "nanotrain fuzz");
-  app.require_subcommand(1);
-  app.fallthrough(false);
-  nt::cli::add_train_command(app);
-  nt::cli::add_sample_command(app);
-  nt::cli::add_eval_command(app);
-  nt::cli::add_data_command(app);
-  nt::cli::add_tokenizer_command(app);
-  nt::cli::add_info_command(app);
+  nt::cli::add_all_commands(app);
   drop_callbacks(&app);
   try {
     app.parse(int(argv.size()), argv.data());
