@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# CI under sanitizers:
-#  1. the whole unit-test suite (every GoogleTest binary and the command-line end-to-end test)
-#     built with AddressSanitizer + UndefinedBehaviorSanitizer (g++, build-asan/);
-#  2. the threaded parts (every OpenMP region: kernels, the model, data preparation, tokenizer
-#     training) under ThreadSanitizer (build-tsan/).
+# The sanitizer and fuzzing half of CI (.ci/run runs it after ./test.sh):
+#  asan  the whole test suite (every GoogleTest binary and the command-line end-to-end and
+#        reliability tests) built with clang, AddressSanitizer + UndefinedBehaviorSanitizer, in
+#        build-fuzz/ -- the same build the fuzzers use, so CI compiles it once;
+#  fuzz  every libFuzzer target for FUZZ_SECONDS (default 15) on its seed corpus
+#        (tests/fuzz/run_fuzzers.sh; a longer campaign is `tests/fuzz/run_fuzzers.sh 600`);
+#  tsan  the threaded parts (every OpenMP region: kernels, the model, bf16 training, data
+#        preparation, the loader, tokenizer training, the profiler, and a short `nanotrain
+#        train`) under ThreadSanitizer, in build-tsan/, after a canary with a deliberate race
+#        proves that TSan sees through OpenMP.
 #
 # Why TSan uses clang + LLVM's OpenMP runtime with Archer: all of nanotrain's threading is OpenMP.
 # GNU libgomp is not instrumented, so TSan cannot see its barriers and reports false races on
@@ -12,11 +17,13 @@
 # real. oneDNN links libgomp, but its GOMP_* calls resolve to libomp (loaded first), so its
 # threads are libomp's too; oneDNN's own code is not instrumented, which hides races inside it
 # but adds no false reports.
-# Usage: scripts/ci_sanitizers.sh [asan|tsan]   (default: both)
+# Usage: scripts/ci_sanitizers.sh [asan|fuzz|tsan ...]   (default: all three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what=${1:-all}
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(asan fuzz tsan)
 jobs=$(nproc)
+fuzz_seconds=${FUZZ_SECONDS:-15}
 
 need=()
 command -v clang++ >/dev/null 2>&1 || need+=(clang)
@@ -28,35 +35,67 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-if [ "$what" = all ] || [ "$what" = asan ]; then
-  echo "== ASan + UBSan: whole suite (build-asan/)"
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNT_SANITIZE=address,undefined \
-    -DCMAKE_CXX_FLAGS="-fno-sanitize-recover=undefined" >/dev/null
-  cmake --build build-asan -j"$jobs" >/dev/null
+asan() {
+  echo "== ASan + UBSan: whole suite (build-fuzz/, clang)"
+  cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNT_FUZZ=ON -DNT_WERROR=ON >/dev/null
+  cmake --build build-fuzz -j"$jobs" >/dev/null
   # detect_leaks: leaks fail too. Test binaries run the PyTorch oracle as a subprocess; that
   # process is not instrumented, so nothing is preloaded.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900
-fi
+    ctest --test-dir build-fuzz --output-on-failure -j"$jobs" --timeout 900
+}
 
-if [ "$what" = all ] || [ "$what" = tsan ]; then
+fuzz() {
+  echo "== libFuzzer: every target for ${fuzz_seconds}s"
+  tests/fuzz/run_fuzzers.sh "$fuzz_seconds"
+}
+
+tsan() {
   echo "== TSan: OpenMP regions (build-tsan/, clang + libomp + Archer)"
+  local archer
   archer=$(ls /usr/lib/llvm-*/lib/libarcher.so 2>/dev/null | sort -V | tail -1)
   [ -n "$archer" ] || { echo "libarcher.so not found (install libomp-dev)" >&2; exit 1; }
+  mkdir -p build-tsan
+  # ignore_noninstrumented_modules: accesses made inside libomp and oneDNN (not instrumented)
+  # are not reported. No suppression file: a "race:libomp.so" rule would match every race in
+  # a parallel region (each one's stack passes through libomp), as the canary showed.
+  export OMP_TOOL_LIBRARIES="$archer" OMP_NUM_THREADS=2
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1"
+
+  echo "-- canary: a deliberate race must be reported"
+  clang++ -O1 -g -fopenmp -fsanitize=thread tests/sanitizers/omp_race_canary.cc -o build-tsan/omp_race_canary
+  if build-tsan/omp_race_canary >build-tsan/canary.log 2>&1 || ! grep -q "WARNING: ThreadSanitizer: data race" build-tsan/canary.log; then
+    cat build-tsan/canary.log >&2
+    echo "TSan did not report the canary's race: the TSan set-up is broken" >&2
+    exit 1
+  fi
+
   cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNT_SANITIZE=thread >/dev/null
-  tsan_tests=(kernels_test gpt_test prepare_test loader_test bpe_tokenizer_test)
-  cmake --build build-tsan -j"$jobs" --target "${tsan_tests[@]}" >/dev/null
-  # libomp's own allocator recycles thread-private blocks through its (uninstrumented) internal
-  # locks; reports whose stacks are inside libomp are about the runtime itself, not our code.
-  supp=build-tsan/tsan.supp
-  printf 'race:libomp.so\n' >"$supp"
-  for t in "${tsan_tests[@]}"; do
+  local tests=(kernels_test bf16_train_test gpt_test prepare_test loader_test bpe_tokenizer_test profile_test)
+  cmake --build build-tsan -j"$jobs" --target "${tests[@]}" nanotrain >/dev/null
+  for t in "${tests[@]}"; do
     echo "-- $t"
-    OMP_TOOL_LIBRARIES="$archer" OMP_NUM_THREADS=2 \
-    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/$supp" \
-      "build-tsan/tests/$t" --gtest_brief=1
+    "build-tsan/tests/$t" --gtest_brief=1
   done
-fi
-echo "sanitizers: ok"
+  echo "-- nanotrain train (data prepare, 2 steps with checkpoints, eval, sample, resume)"
+  local tmp=build-tsan/train_tmp
+  rm -rf "$tmp" && mkdir -p "$tmp/in"
+  for i in 1 2 3 4 5 6 7 8; do
+    printf 'Document %d. The quick brown fox jumps over the lazy dog, again and again.\n' "$i" >"$tmp/in/d$i.txt"
+  done
+  build-tsan/nanotrain data prepare --input "$tmp/in" --out "$tmp/data" --quiet
+  build-tsan/nanotrain train --data "$tmp/data" --preset tiny --steps 2 --save-every 1 --eval-tokens 256 \
+    --sample-tokens 8 --run-dir "$tmp/run" --quiet
+  build-tsan/nanotrain train --resume "$tmp/run" --quiet
+}
+
+for s in "${steps[@]}"; do
+  case "$s" in
+    asan | fuzz | tsan) "$s" ;;
+    *) echo "scripts/ci_sanitizers.sh: unknown step '$s' (expected asan, fuzz or tsan)" >&2; exit 2 ;;
+  esac
+done
+echo "sanitizers: ok (${steps[*]})"

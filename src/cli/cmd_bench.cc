@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -20,6 +19,7 @@
 #include "cli/commands.h"
 #include "core/buffer.h"
 #include "core/check.h"
+#include "core/files.h"
 #include "core/rng.h"
 #include "core/system.h"
 #include "kernels/kernels.h"
@@ -296,8 +296,7 @@ void run_bench(const BenchFlags& f) {
     if (f.json == "-") {
       std::fputs(s.c_str(), stdout);
     } else {
-      std::ofstream o(f.json);
-      if (!(o << s)) fail("--json %s: cannot write", f.json.c_str());
+      write_file_atomic(f.json, s);
     }
   }
 }

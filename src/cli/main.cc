@@ -27,6 +27,10 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "nanotrain: error: out of memory\n");
     return 1;
+  } catch (const std::exception& e) {
+    // The standard library's own errors (std::filesystem names the path): still one line.
+    std::fprintf(stderr, "nanotrain: error: %s\n", e.what());
+    return 1;
   }
   return 0;
 }

@@ -36,7 +36,7 @@ std::string checkpoint_path(const std::string& run_dir, int64_t step) {
 }
 
 void write_checkpoint(const std::string& path, const ModelConfig& model, const nlohmann::json& train,
-                      const nlohmann::json& state, const ParamArena& params, const float* m, const float* v) {
+                      const TrainState& state, const ParamArena& params, const float* m, const float* v) {
   make_dirs(fs::path(path).parent_path().string());
   // The tensors in file order, with their sources.
   struct Entry {
@@ -54,7 +54,7 @@ void write_checkpoint(const std::string& path, const ModelConfig& model, const n
   }
   nlohmann::ordered_json h;
   h["__metadata__"] = {{"format", "nanotrain-checkpoint"}, {"version", "1"}, {"model", model.to_json().dump()},
-                       {"train", train.dump()}, {"state", state.dump()}, {"checksum", kZeroHex}};
+                       {"train", train.dump()}, {"state", state.to_json().dump()}, {"checksum", kZeroHex}};
   size_t off = 0;
   for (const auto& e : entries) {
     const size_t bytes = size_t(e.rows * e.cols) * sizeof(float);
@@ -84,28 +84,43 @@ void write_checkpoint(const std::string& path, const ModelConfig& model, const n
   out.commit();
 }
 
+std::string checkpoint_checksum(const uint8_t* bytes, size_t size, size_t* digits_offset) {
+  if (digits_offset) *digits_offset = std::string::npos;
+  if (size < 8) return {};
+  uint64_t hlen = 0;
+  for (int i = 0; i < 8; ++i) hlen |= uint64_t(bytes[i]) << (8 * i);
+  if (hlen > size - 8) return {};
+  std::string header(reinterpret_cast<const char*>(bytes) + 8, size_t(hlen));
+  const size_t pos = checksum_pos(header);
+  if (pos == std::string::npos) return {};
+  header.replace(pos, 64, kZeroHex);
+  Sha256 hash;
+  hash.update(bytes, 8);
+  hash.update(header.data(), header.size());
+  hash.update(bytes + 8 + hlen, size - 8 - size_t(hlen));
+  if (digits_offset) *digits_offset = 8 + pos;
+  return to_hex(hash.finish());
+}
+
 CheckpointData read_checkpoint(const std::string& path) {
-  const char* p = path.c_str();
-  {
-    MappedFile f(path);
-    if (f.size() < 8) fail("%s: not a checkpoint (too short)", p);
-    uint64_t hlen = 0;
-    for (int i = 0; i < 8; ++i) hlen |= uint64_t(f.data()[i]) << (8 * i);
-    if (hlen > f.size() - 8) fail("%s: truncated or corrupt checkpoint (header length)", p);
-    std::string header(reinterpret_cast<const char*>(f.data()) + 8, size_t(hlen));
-    const size_t pos = checksum_pos(header);
-    if (pos == std::string::npos) fail("%s: not a nanotrain checkpoint (no checksum)", p);
-    const std::string stored = header.substr(pos, 64);
-    header.replace(pos, 64, kZeroHex);
-    Sha256 hash;
-    hash.update(f.data(), 8);
-    hash.update(header.data(), header.size());
-    hash.update(f.data() + 8 + hlen, f.size() - 8 - size_t(hlen));
-    if (to_hex(hash.finish()) != stored) fail("%s: corrupt checkpoint (checksum mismatch)", p);
-  }
+  MappedFile f(path);
+  return parse_checkpoint(f.data(), f.size(), path);
+}
+
+CheckpointData parse_checkpoint(const uint8_t* bytes, size_t size, const std::string& name) {
+  const char* p = name.c_str();
+  if (size < 8) fail("%s: not a checkpoint (too short)", p);
+  uint64_t hlen = 0;
+  for (int i = 0; i < 8; ++i) hlen |= uint64_t(bytes[i]) << (8 * i);
+  if (hlen > size - 8) fail("%s: truncated or corrupt checkpoint (header length)", p);
+  size_t digits = 0;
+  const std::string expected = checkpoint_checksum(bytes, size, &digits);
+  if (expected.empty()) fail("%s: not a nanotrain checkpoint (no checksum)", p);
+  if (std::memcmp(bytes + digits, expected.data(), expected.size()) != 0)
+    fail("%s: corrupt checkpoint (checksum mismatch)", p);
   CheckpointData ck;
-  ck.path = path;
-  ck.file = load_safetensors(path);
+  ck.path = name;
+  ck.file = parse_safetensors(bytes, size, name);
   const auto& md = ck.file.metadata;
   auto get = [&](const char* k) -> const std::string& {
     auto it = md.find(k);
@@ -114,15 +129,17 @@ CheckpointData read_checkpoint(const std::string& path) {
   };
   if (get("format") != "nanotrain-checkpoint") fail("%s: not a nanotrain checkpoint", p);
   if (get("version") != "1") fail("%s: checkpoint version %s is not supported (expected 1)", p, get("version").c_str());
+  nlohmann::json state;
   try {
     ck.model = ModelConfig::from_json(nlohmann::json::parse(get("model")));
     ck.train = nlohmann::json::parse(get("train"));
-    ck.state = nlohmann::json::parse(get("state"));
+    state = nlohmann::json::parse(get("state"));
   } catch (const nlohmann::json::exception&) {
     fail("%s: checkpoint metadata is not valid JSON", p);
   } catch (const Error& e) {
     fail("%s: %s", p, e.what());
   }
+  ck.state = TrainState::from_json(state, name);
   return ck;
 }
 
@@ -131,7 +148,8 @@ void restore_checkpoint(const CheckpointData& ck, ParamArena& params, float* m, 
     auto it = ck.file.tensors.find(name);
     if (it == ck.file.tensors.end()) fail("%s: checkpoint lacks tensor %s", ck.path.c_str(), name.c_str());
     const StTensor& t = it->second;
-    if (t.dtype != "F32" || t.shape != std::vector<int64_t>{s.rows, s.cols})
+    if (t.dtype != "F32" || t.shape != std::vector<int64_t>{s.rows, s.cols} ||
+        t.bytes.size() != size_t(s.numel()) * sizeof(float))
       fail("%s: tensor %s does not have the model's shape (%lld, %lld)", ck.path.c_str(), name.c_str(),
            (long long)s.rows, (long long)s.cols);
     std::memcpy(dst, t.bytes.data(), t.bytes.size());

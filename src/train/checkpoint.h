@@ -17,6 +17,7 @@
 #include "model/config.h"
 #include "model/params.h"
 #include "model/safetensors.h"
+#include "train/train_state.h"
 
 namespace nt {
 
@@ -24,7 +25,7 @@ struct CheckpointData {
   std::string path;
   ModelConfig model;
   nlohmann::json train;  // TrainConfig::to_json()
-  nlohmann::json state;
+  TrainState state;
   StFile file;
 };
 
@@ -32,10 +33,17 @@ std::string checkpoint_path(const std::string& run_dir, int64_t step);
 
 // m: Adam moment / Muon momentum, v: Adam second moment, both in the parameters' arena layout.
 void write_checkpoint(const std::string& path, const ModelConfig& model, const nlohmann::json& train,
-                      const nlohmann::json& state, const ParamArena& params, const float* m, const float* v);
+                      const TrainState& state, const ParamArena& params, const float* m, const float* v);
 
 // Verifies the checksum and the structure; throws nt::Error naming the file on any problem.
 CheckpointData read_checkpoint(const std::string& path);
+// The same from the file's bytes in memory; `name` is used in messages.
+CheckpointData parse_checkpoint(const uint8_t* bytes, size_t size, const std::string& name);
+
+// The checksum the file's bytes should carry (64 hex digits), and where its digits sit; empty
+// and npos when the bytes are not a checkpoint with a checksum field. Lets tools and tests make
+// deliberately odd but correctly checksummed checkpoints.
+std::string checkpoint_checksum(const uint8_t* bytes, size_t size, size_t* digits_offset = nullptr);
 
 // Copies the tensors into params / m / v; shapes must match the model (errors name the file).
 void restore_checkpoint(const CheckpointData& ck, ParamArena& params, float* m, float* v);

@@ -4,9 +4,11 @@
 // metrics.jsonl, summary.json, model.safetensors, checkpoints/).
 #include <omp.h>
 
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -217,7 +219,7 @@ TrainSummary run_training(const TrainConfig& given) {
   const std::string metrics_path = (fs::path(run_dir) / "metrics.jsonl").string();
   int64_t metrics_lines = 0;
   if (resume) {
-    metrics_lines = resume->state.at("metrics_lines").get<int64_t>();
+    metrics_lines = resume->state.metrics_lines;
     truncate_lines(metrics_path, metrics_lines);
   }
   std::ofstream metrics(metrics_path, resume ? std::ios::app : std::ios::trunc);
@@ -225,6 +227,7 @@ TrainSummary run_training(const TrainConfig& given) {
   auto log_metric = [&](const nlohmann::json& j) {
     metrics << j.dump() << "\n";
     metrics.flush();
+    if (!metrics) fail("%s: write failed: %s", metrics_path.c_str(), std::strerror(errno));
     ++metrics_lines;
   };
   progress.print(strf("run folder: %s | batch %d x %d tokens, %lld micro-batch(es) per step (%lld tokens) | %s",
@@ -244,26 +247,26 @@ TrainSummary run_training(const TrainConfig& given) {
   double eval_seconds = 0, save_seconds = 0, data_seconds = 0, last_eval_at = 0, last_save_at = 0;
   auto restore = [&](const CheckpointData& ck) {
     restore_checkpoint(ck, model.params(), opt.m().data(), opt.v().data());
-    const auto& s = ck.state;
-    step = s.at("step").get<int64_t>();
-    opt.set_steps_taken(s.at("optimizer_steps").get<int64_t>());
-    opt.set_lr_scale(s.at("lr_scale").get<double>());
-    loader.set_state(s.at("loader"));
-    budget.restore(s.at("train_seconds").get<double>(), s.at("recent_step_seconds").get<std::vector<double>>());
-    eval_seconds = s.at("eval_seconds").get<double>();
-    save_seconds = s.at("save_seconds").get<double>();
-    data_seconds = s.at("data_seconds").get<double>();
-    last_eval_at = s.at("last_eval_at").get<double>();
-    last_save_at = s.at("last_save_at").get<double>();
-    rollbacks = s.at("rollbacks").get<int64_t>();
+    const TrainState& s = ck.state;
+    step = s.step;
+    opt.set_steps_taken(s.optimizer_steps);
+    opt.set_lr_scale(s.lr_scale);
+    try {
+      loader.set_state(s.loader);
+    } catch (const Error& e) {
+      fail("%s: %s", ck.path.c_str(), e.what());
+    }
+    budget.restore(s.train_seconds, s.recent_step_seconds);
+    eval_seconds = s.eval_seconds;
+    save_seconds = s.save_seconds;
+    data_seconds = s.data_seconds;
+    last_eval_at = s.last_eval_at;
+    last_save_at = s.last_save_at;
+    rollbacks = s.rollbacks;
     last_saved_step = step;
   };
   if (resume) {
-    try {
-      restore(*resume);
-    } catch (const nlohmann::json::exception& e) {
-      fail("%s: checkpoint state is incomplete: %s", resume->path.c_str(), e.what());
-    }
+    restore(*resume);
     progress.print(strf("resumed from %s: step %lld, %s of training done", resume->path.c_str(), (long long)step,
                         format_duration(budget.used()).c_str()));
     resume.reset();  // release the checkpoint's copy of the tensors
@@ -272,12 +275,20 @@ TrainSummary run_training(const TrainConfig& given) {
     profile::Zone zone(profile::kCheckpoint);
     const auto ts = Clock::now();
     last_save_at = budget.used();
-    const nlohmann::json state = {
-        {"step", step}, {"optimizer_steps", opt.steps_taken()}, {"lr_scale", opt.lr_scale()},
-        {"loader", loader.state()}, {"train_seconds", budget.used()}, {"recent_step_seconds", budget.recent()},
-        {"eval_seconds", eval_seconds}, {"save_seconds", save_seconds}, {"data_seconds", data_seconds},
-        {"last_eval_at", last_eval_at}, {"last_save_at", last_save_at}, {"rollbacks", rollbacks},
-        {"metrics_lines", metrics_lines}};
+    TrainState state;
+    state.step = step;
+    state.optimizer_steps = opt.steps_taken();
+    state.lr_scale = opt.lr_scale();
+    state.loader = loader.state();
+    state.train_seconds = budget.used();
+    state.recent_step_seconds = budget.recent();
+    state.eval_seconds = eval_seconds;
+    state.save_seconds = save_seconds;
+    state.data_seconds = data_seconds;
+    state.last_eval_at = last_eval_at;
+    state.last_save_at = last_save_at;
+    state.rollbacks = rollbacks;
+    state.metrics_lines = metrics_lines;
     const std::string path = checkpoint_path(run_dir, step);
     write_checkpoint(path, mc, cfg.to_json(), state, model.params(), opt.m().data(), opt.v().data());
     prune_checkpoints(run_dir, cfg.keep_checkpoints);

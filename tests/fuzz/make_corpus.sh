@@ -4,12 +4,12 @@
 # Usage: tests/fuzz/make_corpus.sh [path/to/nanotrain]   (default: build/nanotrain)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bin=${1:-build/nanotrain}
+bin=$(realpath "${1:-build/nanotrain}")
 out=tests/fuzz/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$out"
-mkdir -p "$out"/{shard_header,safetensors,tokenizer,documents,config,duration,cli,text}
+mkdir -p "$out"/{shard_header,safetensors,checkpoint,tokenizer,documents,config,duration,cli,text}
 
 # Input text: a few documents, JSONL and plain.
 mkdir -p "$tmp/in"
@@ -67,8 +67,9 @@ os.remove(out + "/valid_prefix")
 PY
 
 # Weights (safetensors) from a 2-step tiny run; config.json from the run folder.
-"$bin" train --data "$tmp/data" --preset tiny --steps 2 --eval-tokens 64 --sample-tokens 0 --threads 1 \
-  --run-dir "$tmp/run" --quiet >/dev/null
+# Runs start inside $tmp so that the files record relative paths only.
+(cd "$tmp" && "$bin" train --data data --preset tiny --steps 2 --eval-tokens 64 --sample-tokens 0 --threads 1 \
+  --run-dir run --quiet >/dev/null)
 python3 - "$tmp/run" "$out" <<'PY'
 import json, struct, sys
 run, out = sys.argv[1:3]
@@ -100,6 +101,17 @@ open(out + "/safetensors/bad_dtype", "wb").write(st({"wte": ("U8", [6], f32[:6])
 open(out + "/safetensors/huge_len", "wb").write(struct.pack("<Q", 2**63) + b"{}")
 open(out + "/safetensors/truncated", "wb").write(st({"wte": ("F32", [2, 3], f32)}, meta)[:-5])
 PY
+
+# Checkpoints: a real one from a 1-layer, 16-wide model (small enough to mutate quickly), a
+# truncated one, and one whose state has an impossible step (its checksum is then corrected by
+# the target itself).
+(cd "$tmp" && "$bin" train --data data --preset tiny --depth 1 --d-model 16 --n-head 1 --n-kv-head 1 \
+  --head-dim 16 --seq-len 16 --batch-size 2 --steps 2 --eval-tokens 32 --sample-tokens 0 --threads 1 --run-dir ck \
+  --quiet >/dev/null)
+ck=$(ls "$tmp"/ck/checkpoints/step-*.safetensors | head -1)
+cp "$ck" "$out/checkpoint/valid"
+head -c 300 "$ck" >"$out/checkpoint/truncated"
+sed 's/\\"step\\":2,/\\"step\\":-2/' "$ck" >"$out/checkpoint/negative_step"
 
 # Documents: mode byte (bit 0 = JSONL, bits 1.. = cut size) + file bytes.
 { printf '\x01'; cat "$tmp/in/docs.jsonl"; } >"$out/documents/jsonl"
