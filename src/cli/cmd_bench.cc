@@ -241,6 +241,7 @@ void run_bench(const BenchFlags& f) {
         init_params(model.params(), 1);
         OptimConfig oc;
         oc.resolve(c.d_model);
+        oc.bf16_newton_schulz = prec == Precision::kBf16;  // as `train` runs it
         Optimizer opt(oc, model.params(), k);
         std::vector<int32_t> x(size_t(B) * T), y(size_t(B) * T);
         for (size_t i = 0; i < x.size(); ++i) x[i] = int32_t((i * 2654435761u) % uint32_t(c.vocab_size));

@@ -84,6 +84,11 @@ struct KernelTable {
   // As matmul, with bf16 A and B, fp32 products and accumulation, fp32 C.
   void (*matmul_bf16)(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                       bool trans_a, bool trans_b, float beta);
+  // As matmul_bf16 with beta 0, C rounded to bf16 (nearest even) as it is written: a GEMM whose
+  // result is only ever another GEMM's operand (Muon's Newton-Schulz iterate) skips an fp32
+  // round trip through memory.
+  void (*matmul_bf16_out)(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                          bool trans_a, bool trans_b);
 };
 
 // The plain reference (single thread, naive loops) and the CPU backend chosen for this CPU.

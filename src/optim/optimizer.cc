@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "profile/profile.h"
 
 namespace nt {
 
@@ -80,17 +81,24 @@ static void transpose(float* dst, const float* src, int64_t rows, int64_t cols) 
 
 void Optimizer::muon_update(float* p, const float* g, float* buf, int64_t rows, int64_t cols, float lr) {
   const int64_t n = rows * cols;
-  const float mom = float(cfg_.momentum);
-  k_.axpby(buf, g, n, 1.0f - mom, mom);  // buf = mom buf + (1 - mom) g
-  // Nesterov: u = (1 - mom) g + mom buf, built in y_ then laid out with rows <= cols in x_.
-  std::memcpy(y_.data(), g, size_t(n) * sizeof(float));
-  k_.axpby(y_.data(), buf, n, mom, 1.0f - mom);
   const bool tall = rows > cols;
-  if (tall) transpose(x_.data(), y_.data(), rows, cols);
-  else std::memcpy(x_.data(), y_.data(), size_t(n) * sizeof(float));
   const int64_t m = tall ? cols : rows, k = tall ? rows : cols;
-  if (cfg_.bf16_newton_schulz) ns_bf16_.run(k_, x_.data(), y_.data(), a_.data(), b_.data(), m, k, cfg_.ns_steps);
-  else newton_schulz(k_, x_.data(), y_.data(), a_.data(), b_.data(), m, k, cfg_.ns_steps);
+  {
+    profile::Zone zone(profile::kMuon);
+    const float mom = float(cfg_.momentum);
+    k_.axpby(buf, g, n, 1.0f - mom, mom);  // buf = mom buf + (1 - mom) g
+    // Nesterov: u = (1 - mom) g + mom buf, built in y_ then laid out with rows <= cols in x_.
+    std::memcpy(y_.data(), g, size_t(n) * sizeof(float));
+    k_.axpby(y_.data(), buf, n, mom, 1.0f - mom);
+    if (tall) transpose(x_.data(), y_.data(), rows, cols);
+    else std::memcpy(x_.data(), y_.data(), size_t(n) * sizeof(float));
+  }
+  {
+    profile::Zone zone(profile::kNewtonSchulz);
+    if (cfg_.bf16_newton_schulz) ns_bf16_.run(k_, x_.data(), y_.data(), a_.data(), b_.data(), m, k, cfg_.ns_steps);
+    else newton_schulz(k_, x_.data(), y_.data(), a_.data(), b_.data(), m, k, cfg_.ns_steps);
+  }
+  profile::Zone zone(profile::kMuon);
   const float* upd = x_.data();
   if (tall) {
     transpose(y_.data(), x_.data(), cols, rows);
@@ -116,6 +124,7 @@ void Optimizer::step(ParamArena& params, const ParamArena& grads, double lrm) {
         break;
       case ParamGroup::kEmbed:
       case ParamGroup::kHead: {
+        profile::Zone zone(profile::kAdamW);
         const double lr = (s.group == ParamGroup::kEmbed ? cfg_.lr_embed : cfg_.lr_head) * cfg_.lr_scale * lrm;
         k_.adamw_step(p, g, m, v, s.numel(), float(lr), float(cfg_.beta1), float(cfg_.beta2), float(cfg_.eps),
                       float(cfg_.weight_decay), bc1, bc2);

@@ -21,7 +21,7 @@ enum Id : uint8_t {
   kStep, kForward, kBackward, kOptimizer, kData, kEval, kCheckpoint,
   // Op kinds.
   kEmbed, kNorm, kRope, kQkv, kAttention, kAttnOut, kMlpUp, kRelu2, kMlpDown, kHead, kLoss, kToBf16,
-  kZeroGrad, kMuon, kAdamW, kOther,
+  kZeroGrad, kMuon, kNewtonSchulz, kAdamW, kOther,
   kCount
 };
 const char* name(Id id);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 
+#include "backends/cpu/cpu_ops.h"
 #include "backends/ref/ops_ref.h"
 #include "core/check.h"
 #include "kernels/kernels.h"
@@ -318,6 +319,34 @@ TEST(KernelParity, MatmulBf16AllTransposes) {
           EXPECT_LT(rel_err(to_f64(got.data(), got.size()), exact), 2e-2);
         }
   }
+}
+
+// The bf16-output GEMM: the exact product rounded once to bf16, so within half a bf16 ulp
+// (2^-8 relative) plus the fp32 accumulation's error. Both the dispatched kernel and the AVX2
+// floor (operands widened, sgemm, then rounded) are checked, whatever this CPU has.
+TEST(KernelParity, MatmulBf16OutAllTransposes) {
+  struct Shape { int64_t m, n, k; };
+  using Fn = void (*)(uint16_t*, const uint16_t*, const uint16_t*, int64_t, int64_t, int64_t, bool, bool);
+  const std::pair<const char*, Fn> impls[] = {{"dispatched", cpu.matmul_bf16_out}, {"avx2", cpu::matmul_bf16_out_widen}};
+  for (const auto& [name, fn] : impls)
+    for (Shape s : {Shape{1, 1, 1}, Shape{37, 19, 45}, Shape{130, 67, 258}, Shape{96, 200, 96}}) {
+      for (int ta = 0; ta < 2; ++ta)
+        for (int tb = 0; tb < 2; ++tb) {
+          auto af = to_f32(randn(s.m * s.k, 83)), bf = to_f32(randn(s.k * s.n, 84));
+          std::vector<uint16_t> ah(af.size()), bh(bf.size()), got(size_t(s.m * s.n));
+          ref::to_bf16(ah.data(), af.data(), int64_t(af.size()));
+          ref::to_bf16(bh.data(), bf.data(), int64_t(bf.size()));
+          Vec want(size_t(s.m * s.n));
+          ref::matmul_bf16<double>(want.data(), ah.data(), bh.data(), s.m, s.n, s.k, ta, tb, 0.0);
+          fn(got.data(), ah.data(), bh.data(), s.m, s.n, s.k, ta, tb);
+          double scale = 0;
+          for (double w : want) scale = std::max(scale, std::abs(w));
+          int bad = 0;
+          for (size_t i = 0; i < want.size(); ++i)
+            bad += std::abs(ref::from_bf16_1(got[i]) - want[i]) > std::ldexp(std::abs(want[i]), -8) + 1e-5 * scale;
+          EXPECT_EQ(bad, 0) << name << " " << s.m << "x" << s.n << "x" << s.k << " ta " << ta << " tb " << tb;
+        }
+    }
 }
 
 TEST(KernelParity, SoftcapXentAndElementwise) {

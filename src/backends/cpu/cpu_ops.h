@@ -31,6 +31,10 @@ void matmul_bf16_onednn(float* c, const uint16_t* a, const uint16_t* b, int64_t 
                         bool tb, float beta);
 void matmul_bf16_widen(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                        bool tb, float beta);
+void matmul_bf16_out_onednn(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                            bool ta, bool tb);
+void matmul_bf16_out_widen(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                           bool ta, bool tb);
 void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n);
 void relu2_fwd_bf16_avx2(uint16_t* out, const float* inp, int64_t n);

@@ -3,7 +3,7 @@
 // AVX-512-BF16: 750-918 GFLOP/s on the model's shapes, PERF.md), and the fp32 -> bf16
 // conversions' AVX2 floor.
 //
-// Primitives are cached by (m, n, k, transposes, beta): a training step reuses a few dozen
+// Primitives are cached by (m, n, k, transposes, beta, output type): a training step reuses a few dozen
 // shapes, and building a primitive costs far more than running a small one. Transposes are
 // strides, so no operand is copied. The cache is not thread-safe: GEMMs are issued from the
 // thread that drives the step (oneDNN threads them on the same OpenMP pool).
@@ -35,7 +35,7 @@ struct Prim {
 struct Cache {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{eng};
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool, float>, std::unique_ptr<Prim>> prims;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool, float, bool>, std::unique_ptr<Prim>> prims;
 };
 
 Cache& cache() {
@@ -43,16 +43,17 @@ Cache& cache() {
   return c;
 }
 
-Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta) {
+// bf16_out: C is bf16 (oneDNN rounds to nearest even), else fp32.
+Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bool bf16_out) {
   Cache& cc = cache();
-  auto key = std::make_tuple(m, n, k, ta, tb, beta);
+  auto key = std::make_tuple(m, n, k, ta, tb, beta, bf16_out);
   auto it = cc.prims.find(key);
   if (it != cc.prims.end()) return *it->second;
   using dt = dnnl::memory::data_type;
   using dims = dnnl::memory::dims;
   const dnnl::memory::desc a({m, k}, dt::bf16, ta ? dims{1, m} : dims{k, 1});
   const dnnl::memory::desc b({k, n}, dt::bf16, tb ? dims{1, k} : dims{n, 1});
-  const dnnl::memory::desc c({m, n}, dt::f32, dims{n, 1});
+  const dnnl::memory::desc c({m, n}, bf16_out ? dt::bf16 : dt::f32, dims{n, 1});
   dnnl::primitive_attr attr;
   if (beta != 0.0f) {
     dnnl::post_ops po;
@@ -90,7 +91,22 @@ void matmul_bf16_onednn(float* c, const uint16_t* a, const uint16_t* b, int64_t 
     for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
     return;
   }
-  Prim& p = get_prim(m, n, k, ta, tb, beta);
+  Prim& p = get_prim(m, n, k, ta, tb, beta, false);
+  p.a.set_data_handle(const_cast<uint16_t*>(a));
+  p.b.set_data_handle(const_cast<uint16_t*>(b));
+  p.c.set_data_handle(c);
+  p.prim.execute(cache().stream, {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}});
+}
+
+void matmul_bf16_out_onednn(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                            bool ta, bool tb) {
+  if (m == 0 || n == 0) return;
+  NT_CHECK(!omp_in_parallel(), "matmul_bf16_out must be called outside parallel regions");
+  if (k == 0) {
+    std::memset(c, 0, size_t(m * n) * sizeof(uint16_t));
+    return;
+  }
+  Prim& p = get_prim(m, n, k, ta, tb, 0.0f, true);
   p.a.set_data_handle(const_cast<uint16_t*>(a));
   p.b.set_data_handle(const_cast<uint16_t*>(b));
   p.c.set_data_handle(c);
@@ -123,6 +139,14 @@ inline uint16_t round_bf16(float x) {
 void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n) {
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < n; ++i) dst[i] = round_bf16(src[i]);
+}
+
+void matmul_bf16_out_widen(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                           bool ta, bool tb) {
+  static std::vector<float> cf;
+  cf.resize(size_t(m * n));
+  matmul_bf16_widen(cf.data(), a, b, m, n, k, ta, tb, 0.0f);
+  to_bf16_avx2(c, cf.data(), m * n);
 }
 
 void relu2_fwd_bf16_avx2(uint16_t* out, const float* inp, int64_t n) {

@@ -247,5 +247,12 @@ void matmul_bf16(T* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t 
   for (size_t i = 0; i < bf.size(); ++i) bf[i] = T(from_bf16_1(b[i]));
   matmul<T>(c, af.data(), bf.data(), m, n, k, ta, tb, beta);
 }
+// The fp32 GEMM of the widened operands, rounded to bf16 once at the end.
+inline void matmul_bf16_out(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                            bool ta, bool tb) {
+  std::vector<float> cf(size_t(m * n));
+  matmul_bf16<float>(cf.data(), a, b, m, n, k, ta, tb, 0.0f);
+  to_bf16(c, cf.data(), m * n);
+}
 
 }  // namespace nt::ref

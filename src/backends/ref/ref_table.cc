@@ -37,6 +37,7 @@ const KernelTable& ref_kernels() {
       ref::relu2_fwd_bf16,
       ref::relu2_bwd_bf16,
       matmul_bf16<float>,
+      ref::matmul_bf16_out,
   };
   return t;
 }
