@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `nanotrain train`: every flag maps to one TrainConfig field.
+#include <charconv>
 #include <cstdio>
+#include <string>
 
 #include "cli/commands.h"
 #include "core/check.h"
@@ -9,6 +11,15 @@
 namespace nt::cli {
 
 void add_train_command(CLI::App& app) {
+  // Sizes given on the command line must be positive (0 inside TrainConfig means "the default").
+  const CLI::Validator kPositive(
+      [](std::string& v) -> std::string {
+        long long x = 0;
+        const auto r = std::from_chars(v.data(), v.data() + v.size(), x);
+        if (r.ec != std::errc() || r.ptr != v.data() + v.size()) return "";  // the integer conversion reports it
+        return x > 0 ? std::string() : v + ": must be positive";
+      },
+      "> 0");
   auto cfg = std::make_shared<TrainConfig>();
   auto* c = app.add_subcommand("train", "Train a GPT from scratch under a wall-clock budget and report val_bpb");
   c->add_option("--data", cfg->data_dir, "Prepared data folder (nanotrain data prepare); the default is made on first use from the default corpus with a BPE tokenizer of 8192")->capture_default_str();
@@ -20,17 +31,17 @@ void add_train_command(CLI::App& app) {
   c->add_option("--steps", cfg->steps, "Train for N optimizer steps instead of a time budget");
   auto* g = "Model";
   c->add_option("--preset", cfg->shape.preset, "tiny | cpu | frontier")->capture_default_str()->group(g);
-  c->add_option("--depth", cfg->shape.depth, "Layers; sets d_model = 64*depth rounded up to --head-dim")->group(g);
-  c->add_option("--d-model", cfg->shape.d_model, "Model width")->group(g);
-  c->add_option("--n-head", cfg->shape.n_head, "Query heads")->group(g);
-  c->add_option("--n-kv-head", cfg->shape.n_kv_head, "Key/value heads (grouped-query attention)")->group(g);
-  c->add_option("--head-dim", cfg->shape.head_dim, "Head dimension")->group(g);
-  c->add_option("--seq-len", cfg->shape.seq_len, "Sequence length")->group(g);
-  c->add_option("--vocab-size", cfg->shape.vocab_size, "Vocabulary (default: the tokenizer's)")->group(g);
+  c->add_option("--depth", cfg->shape.depth, "Layers; sets d_model = 64*depth rounded up to --head-dim")->check(kPositive)->group(g);
+  c->add_option("--d-model", cfg->shape.d_model, "Model width")->check(kPositive)->group(g);
+  c->add_option("--n-head", cfg->shape.n_head, "Query heads")->check(kPositive)->group(g);
+  c->add_option("--n-kv-head", cfg->shape.n_kv_head, "Key/value heads (grouped-query attention)")->check(kPositive)->group(g);
+  c->add_option("--head-dim", cfg->shape.head_dim, "Head dimension")->check(kPositive)->group(g);
+  c->add_option("--seq-len", cfg->shape.seq_len, "Sequence length")->check(kPositive)->group(g);
+  c->add_option("--vocab-size", cfg->shape.vocab_size, "Vocabulary (default: the tokenizer's)")->check(kPositive)->group(g);
   c->add_option("--rope-base", cfg->shape.rope_base, "Rotary base (default 10000)")->group(g);
   g = "Optimization";
-  c->add_option("--batch-size", cfg->batch_size, "Sequences per micro-batch (default 16; frontier 4)")->group(g);
-  c->add_option("--total-batch-tokens", cfg->total_batch_tokens, "Tokens per optimizer step (gradient accumulation)")->group(g);
+  c->add_option("--batch-size", cfg->batch_size, "Sequences per micro-batch (default 16; frontier 4)")->check(kPositive)->group(g);
+  c->add_option("--total-batch-tokens", cfg->total_batch_tokens, "Tokens per optimizer step (gradient accumulation)")->check(kPositive)->group(g);
   c->add_option("--lr-matrix", cfg->optim.lr_matrix, "Muon learning rate")->capture_default_str()->group(g);
   c->add_option("--lr-embed", cfg->optim.lr_embed, "AdamW LR for the embedding (default 0.2*(d/768)^-0.5)")->group(g);
   c->add_option("--lr-head", cfg->optim.lr_head, "AdamW LR for the output head (default 0.004*(d/768)^-0.5)")->group(g);
@@ -48,11 +59,11 @@ void add_train_command(CLI::App& app) {
   g = "Evaluation and output";
   c->add_option("--eval-every", cfg->eval_every, "0 (end only), N steps, or a training-time duration like 60s")->capture_default_str()->group(g);
   c->add_option("--eval-tokens", cfg->eval_tokens, "Limit validation targets (0 = whole split)")->capture_default_str()->group(g);
-  c->add_option("--eval-batch-size", cfg->eval_batch_size, "Validation batch (default --batch-size)")->group(g);
+  c->add_option("--eval-batch-size", cfg->eval_batch_size, "Validation batch (default --batch-size)")->check(kPositive)->group(g);
   c->add_option("--sample-tokens", cfg->sample_tokens, "Tokens to sample at the end (0 = none)")->capture_default_str()->group(g);
   c->add_option("--sample-prompt", cfg->sample_prompt, "Prompt for the final sample")->capture_default_str()->group(g);
   c->add_option("--threads", cfg->threads, "Threads (0 = all cores)")->capture_default_str()->group(g);
-  c->add_option("--peak-gflops", cfg->peak_gflops, "Peak GFLOP/s used for MFU (default 245 per thread)")->group(g);
+  c->add_option("--peak-gflops", cfg->peak_gflops, "Peak GFLOP/s used for MFU (default per thread: 480 in bf16, 245 in fp32)")->group(g);
   c->add_flag("--quiet", cfg->quiet, "No progress output")->group(g);
   g = "Checkpoints and faults";
   c->add_option("--save-every", cfg->save_every, "Checkpoint every N steps or training-time duration (0 = end only)")->capture_default_str()->group(g);

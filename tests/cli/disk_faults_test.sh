@@ -14,12 +14,8 @@
 set -u
 NT=$(realpath "$1") TMP=$2
 rm -rf "$TMP" && mkdir -p "$TMP"
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 TMP=$(realpath "$TMP")
-pass=0 failed=0 skipped=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; }
-skip() { skipped=$((skipped + 1)); echo "skip $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 # expect_fail NAME PATTERN CMD...: exit code 1 and the last line of stderr matches PATTERN.
 expect_fail() {
   local name=$1 pat=$2
@@ -112,6 +108,4 @@ else
   skip "disk full (cannot mount a tmpfs: needs root or user namespaces)"
 fi
 
-echo "disk faults: $pass passed, $failed failed, $skipped skipped"
-[ $failed -eq 0 ] || exit 1
-[ $pass -gt 0 ] || exit 77
+finish

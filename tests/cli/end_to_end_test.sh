@@ -6,10 +6,7 @@ set -u
 NT=$1 SRC=$2 TMP=$3
 PY=/usr/bin/python3
 rm -rf "$TMP" && mkdir -p "$TMP"
-pass=0 failed=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 # expect_error NAME PATTERN CMD...: non-zero exit, exactly one line on stderr matching PATTERN.
 expect_error() {
   local name=$1 pat=$2
@@ -81,12 +78,18 @@ check "--steps 4 ran 4 steps" "[ \"\$(json '$TMP/s1/summary.json' \"['steps']\")
 # --- bad input: one line naming the flag or file, non-zero exit
 expect_error "unknown flag" "--no-such-flag" "$NT" train --no-such-flag
 expect_error "negative budget" "--time-budget -5m" "$NT" train --data "$TMP/data" --time-budget -5m
-expect_error "negative batch" "--batch-size -3" "$NT" train --data "$TMP/data" --batch-size -3
+expect_error "negative batch" "--batch-size: -3: must be positive" "$NT" train --data "$TMP/data" --batch-size -3
 expect_error "head dim not dividing d_model" "head-dim|d_model" "$NT" train --data "$TMP/data" --d-model 100 --head-dim 64
 expect_error "kv heads not dividing heads" "--n-kv-head 3" "$NT" train --data "$TMP/data" --preset tiny --n-kv-head 3
 expect_error "unknown preset" "--preset huge" "$NT" train --data "$TMP/data" --preset huge
 expect_error "unknown device" "--device tpu" "$NT" train --data "$TMP/data" --device tpu
 expect_error "missing data folder" "--data $TMP/nope" "$NT" train --data "$TMP/nope"
+expect_error "zero batch" "--batch-size" "$NT" train --data "$TMP/data" --batch-size 0
+expect_error "zero sequence length" "--seq-len" "$NT" train --data "$TMP/data" --seq-len 0
+expect_error "sequence beyond the model's range" "seq-len 100000000" "$NT" train --data "$TMP/data" --preset tiny --seq-len 100000000
+cp -r "$TMP/data" "$TMP/version"
+printf '\x07' | dd of="$TMP/version/train_00000.bin" bs=1 seek=8 conv=notrunc status=none
+expect_error "wrong-version shard" "train_00000.bin: .*version" "$NT" train --data "$TMP/version" --preset tiny --steps 1
 cp -r "$TMP/data" "$TMP/trunc"
 truncate -s -7 "$TMP/trunc/train_00000.bin"
 expect_error "truncated shard" "train_00000.bin: truncated" "$NT" train --data "$TMP/trunc" --preset tiny --steps 1
@@ -105,5 +108,4 @@ for cmd in train sample "eval bpb" "data prepare" info; do
   check "--help on '$cmd'" "$NT $cmd --help >/dev/null 2>&1"
 done
 
-echo "$pass passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

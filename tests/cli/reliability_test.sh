@@ -6,10 +6,7 @@
 set -u
 NT=$1 TMP=$2
 rm -rf "$TMP" && mkdir -p "$TMP"
-pass=0 failed=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 losses() { grep -o '"loss":[^,]*' "$1/metrics.jsonl"; }
 
 "$NT" data prepare --input /usr/share/common-licenses --out "$TMP/data" >/dev/null
@@ -98,5 +95,4 @@ wait $pid
 check "resumed budget run ends at the budget (train_seconds within a step of 4s)" "/usr/bin/python3 -c '
 import json; s = json.load(open(\"$R/summary.json\")); assert abs(s[\"train_seconds\"] - 4) < s[\"mean_step_seconds\"] + 0.05, s'"
 
-echo "$pass passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
