@@ -247,6 +247,16 @@ TEST(KernelParity, MatmulGramIsSymmetricAndExact) {
     EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want), 1e-5) << m;
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < i; ++j) ASSERT_EQ(got[size_t(i * m + j)], got[size_t(j * m + i)]) << i << "," << j;
+    // The bf16 GEMM takes the same path: exact against the widened operands, symmetric.
+    std::vector<uint16_t> xh(xf.size());
+    ref::to_bf16(xh.data(), xf.data(), int64_t(xf.size()));
+    Vec want_h(static_cast<size_t>(m * m));
+    ref::matmul_bf16<double>(want_h.data(), xh.data(), xh.data(), m, m, k, false, true, 0.0);
+    std::fill(got.begin(), got.end(), 5.0f);
+    cpu.matmul_bf16(got.data(), xh.data(), xh.data(), m, m, k, false, true, 0.0f);
+    EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want_h), 1e-5) << "bf16 " << m;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < i; ++j) ASSERT_EQ(got[size_t(i * m + j)], got[size_t(j * m + i)]) << i << "," << j;
   }
 }
 

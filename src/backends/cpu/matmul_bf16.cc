@@ -35,7 +35,7 @@ struct Prim {
 struct Cache {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{eng};
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool, float, bool>, std::unique_ptr<Prim>> prims;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool, float, bool, int64_t>, std::unique_ptr<Prim>> prims;
 };
 
 Cache& cache() {
@@ -43,17 +43,17 @@ Cache& cache() {
   return c;
 }
 
-// bf16_out: C is bf16 (oneDNN rounds to nearest even), else fp32.
-Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bool bf16_out) {
+// bf16_out: C is bf16 (oneDNN rounds to nearest even), else fp32. ldc: C's row stride.
+Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bool bf16_out, int64_t ldc) {
   Cache& cc = cache();
-  auto key = std::make_tuple(m, n, k, ta, tb, beta, bf16_out);
+  auto key = std::make_tuple(m, n, k, ta, tb, beta, bf16_out, ldc);
   auto it = cc.prims.find(key);
   if (it != cc.prims.end()) return *it->second;
   using dt = dnnl::memory::data_type;
   using dims = dnnl::memory::dims;
   const dnnl::memory::desc a({m, k}, dt::bf16, ta ? dims{1, m} : dims{k, 1});
   const dnnl::memory::desc b({k, n}, dt::bf16, tb ? dims{1, k} : dims{n, 1});
-  const dnnl::memory::desc c({m, n}, bf16_out ? dt::bf16 : dt::f32, dims{n, 1});
+  const dnnl::memory::desc c({m, n}, bf16_out ? dt::bf16 : dt::f32, dims{ldc, 1});
   dnnl::primitive_attr attr;
   if (beta != 0.0f) {
     dnnl::post_ops po;
@@ -91,11 +91,20 @@ void matmul_bf16_onednn(float* c, const uint16_t* a, const uint16_t* b, int64_t 
     for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
     return;
   }
-  Prim& p = get_prim(m, n, k, ta, tb, beta, false);
-  p.a.set_data_handle(const_cast<uint16_t*>(a));
-  p.b.set_data_handle(const_cast<uint16_t*>(b));
-  p.c.set_data_handle(c);
-  p.prim.execute(cache().stream, {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}});
+  auto run = [](Prim& p, const void* a, const void* b, void* c) {
+    p.a.set_data_handle(const_cast<void*>(a));
+    p.b.set_data_handle(const_cast<void*>(b));
+    p.c.set_data_handle(c);
+    p.prim.execute(cache().stream, {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}});
+  };
+  if (is_gram(a, b, ta, tb, m, n, k, beta)) {
+    for_each_gram_block_row(m, [&](int64_t i0, int64_t rows) {
+      run(get_prim(rows, m - i0, k, false, true, 0.0f, false, m), a + i0 * k, a + i0 * k, c + i0 * m + i0);
+    });
+    mirror_upper_triangle(c, m);
+    return;
+  }
+  run(get_prim(m, n, k, ta, tb, beta, false, n), a, b, c);
 }
 
 void matmul_bf16_out_onednn(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
@@ -106,7 +115,7 @@ void matmul_bf16_out_onednn(uint16_t* c, const uint16_t* a, const uint16_t* b, i
     std::memset(c, 0, size_t(m * n) * sizeof(uint16_t));
     return;
   }
-  Prim& p = get_prim(m, n, k, ta, tb, 0.0f, true);
+  Prim& p = get_prim(m, n, k, ta, tb, 0.0f, true, n);
   p.a.set_data_handle(const_cast<uint16_t*>(a));
   p.b.set_data_handle(const_cast<uint16_t*>(b));
   p.c.set_data_handle(c);

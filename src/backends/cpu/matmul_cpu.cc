@@ -2,12 +2,9 @@
 // fp32 GEMM through oneDNN's sgemm (row-major), which reaches 80-96 % of this machine's fp32
 // peak on the model's shapes (PERF.md); it runs on the same GNU OpenMP pool as our kernels.
 //
-// The Gram product C = X X^T (a == b, B transposed, beta 0: Muon's Newton-Schulz) is
-// symmetric: only the block upper triangle is multiplied (one sgemm per block row, 62.5 % of
-// the FLOPs with 4 block rows) and the lower triangle is mirrored from it.
+// The Gram product C = X X^T takes the block upper triangle only (cpu_ops.h).
 #include <dnnl.h>
 
-#include <algorithm>
 
 #include "backends/cpu/cpu_ops.h"
 #include "core/check.h"
@@ -26,23 +23,23 @@ void sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, in
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
             float beta) {
   if (m == 0 || n == 0) return;
-  if (a == b && !ta && tb && m == n && beta == 0.0f && m >= 128 && k >= 64) {
-    constexpr int64_t kBlocks = 4;
-    const int64_t bs = (m + kBlocks - 1) / kBlocks;
-    for (int64_t i0 = 0; i0 < m; i0 += bs) {
-      const int64_t rows = std::min(bs, m - i0);
-      // C[i0:i0+rows, i0:m] = X[i0:i0+rows] X[i0:m]^T
+  if (is_gram(a, b, ta, tb, m, n, k, beta)) {
+    for_each_gram_block_row(m, [&](int64_t i0, int64_t rows) {
       sgemm('N', 'T', rows, m - i0, k, a + i0 * k, k, a + i0 * k, k, 0.0f, c + i0 * m + i0, m);
-    }
-    // Mirror the strict lower triangle from the upper one (diagonal blocks too, so the
-    // result is exactly symmetric whatever order sgemm summed in).
-#pragma omp parallel for schedule(dynamic, 16)
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < i; ++j) c[i * m + j] = c[j * m + i];
+    });
+    mirror_upper_triangle(c, m);
     return;
   }
   const dnnl_dim_t lda = ta ? m : k, ldb = tb ? k : n;
   sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, a, lda, b, ldb, beta, c, n);
+}
+
+// The diagonal blocks are mirrored too, so the result is exactly symmetric whatever order the
+// GEMM summed in.
+void mirror_upper_triangle(float* c, int64_t m) {
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < i; ++j) c[i * m + j] = c[j * m + i];
 }
 
 }  // namespace nt::cpu
