@@ -13,8 +13,7 @@ namespace nt {
 // pass over the (m, n) iterate. The polynomial's linear term is folded into the last GEMM,
 //   X' = a X + (b A + c A A) X = (a I + b A + c A A) X,
 // and the last iteration writes fp32 straight into x.
-void NewtonSchulzBf16::run(const KernelTable& k, float* x, float* /*y*/, float* a, float* b, int64_t m, int64_t n,
-                           int steps) {
+void NewtonSchulzBf16::run(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n, int steps) {
   NT_CHECK(m <= n, "newton_schulz wants rows <= cols (%ld, %ld)", long(m), long(n));
   NT_CHECK(k.to_bf16 && k.matmul_bf16 && k.matmul_bf16_out, "backend %s has no bf16 GEMM", k.name);
   if (xh_.size() < size_t(m * n)) xh_.resize(size_t(m * n)), xh2_.resize(size_t(m * n));

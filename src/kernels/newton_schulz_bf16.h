@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Muon's Newton-Schulz iteration with bf16 GEMMs (fp32 accumulation, fp32 iterate), through a
-// KernelTable's to_bf16 / matmul_bf16(_out) / axpby / sum_squares only. Same arguments and
-// result as optim's newton_schulz (x (m, n) with m <= n is orthogonalised in place; a, b are
-// fp32 scratch of m*m; y is not needed); the bf16 iterates are owned here, sized on first use.
+// KernelTable's to_bf16 / matmul_bf16(_out) / axpby / sum_squares only. Same result as optim's
+// newton_schulz (x (m, n) with m <= n is orthogonalised in place; a, b are fp32 scratch of m*m;
+// no (m, n) scratch is needed); the bf16 iterates are owned here, sized on first use.
 // The GEMM-heavy iterations run at the bf16 rate: ~2x the fp32 ones on AVX-512-BF16.
 #pragma once
 #include <cstdint>
@@ -14,7 +14,7 @@ namespace nt {
 
 class NewtonSchulzBf16 {
  public:
-  void run(const KernelTable& k, float* x, float* y, float* a, float* b, int64_t m, int64_t n, int steps);
+  void run(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n, int steps);
 
  private:
   Buffer<uint16_t> xh_, xh2_, ah_, bh_;  // two (m, n) iterates, two (m, m) operands

@@ -95,7 +95,7 @@ void Optimizer::muon_update(float* p, const float* g, float* buf, int64_t rows, 
   }
   {
     profile::Zone zone(profile::kNewtonSchulz);
-    if (cfg_.bf16_newton_schulz) ns_bf16_.run(k_, x_.data(), y_.data(), a_.data(), b_.data(), m, k, cfg_.ns_steps);
+    if (cfg_.bf16_newton_schulz) ns_bf16_.run(k_, x_.data(), a_.data(), b_.data(), m, k, cfg_.ns_steps);
     else newton_schulz(k_, x_.data(), y_.data(), a_.data(), b_.data(), m, k, cfg_.ns_steps);
   }
   profile::Zone zone(profile::kMuon);

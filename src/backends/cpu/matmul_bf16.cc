@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/ref/ops_ref.h"
 #include "core/check.h"
 
 namespace nt::cpu {
@@ -74,13 +75,6 @@ Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bo
   return *cc.prims.emplace(key, std::move(p)).first->second;
 }
 
-inline float widen(uint16_t h) {
-  const uint32_t u = uint32_t(h) << 16;
-  float x;
-  std::memcpy(&x, &u, 4);
-  return x;
-}
-
 }  // namespace
 
 void matmul_bf16_onednn(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
@@ -128,26 +122,17 @@ void matmul_bf16_widen(float* c, const uint16_t* a, const uint16_t* b, int64_t m
   af.resize(size_t(m * k));
   bf.resize(size_t(k * n));
 #pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < m * k; ++i) af[size_t(i)] = widen(a[i]);
+  for (int64_t i = 0; i < m * k; ++i) af[size_t(i)] = ref::from_bf16_1(a[i]);
 #pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < k * n; ++i) bf[size_t(i)] = widen(b[i]);
+  for (int64_t i = 0; i < k * n; ++i) bf[size_t(i)] = ref::from_bf16_1(b[i]);
   matmul(c, af.data(), bf.data(), m, n, k, ta, tb, beta);
 }
 
-// The AVX2 floor of the conversions: round to nearest even on the bit pattern.
-namespace {
-inline uint16_t round_bf16(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return uint16_t(u >> 16);
-}
-}  // namespace
-
+// The AVX2 floor of the conversions: the reference's scalar rounding (nearest even on the bit
+// pattern), which the compiler vectorises.
 void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n) {
 #pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < n; ++i) dst[i] = round_bf16(src[i]);
+  for (int64_t i = 0; i < n; ++i) dst[i] = ref::to_bf16_1(src[i]);
 }
 
 void matmul_bf16_out_widen(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
@@ -162,7 +147,7 @@ void relu2_fwd_bf16_avx2(uint16_t* out, const float* inp, int64_t n) {
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     const float r = inp[i] > 0.0f ? inp[i] : 0.0f;
-    out[i] = round_bf16(r * r);
+    out[i] = ref::to_bf16_1(r * r);
   }
 }
 
@@ -170,7 +155,7 @@ void relu2_bwd_bf16_avx2(uint16_t* dinp, const float* dout, const float* inp, in
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     const float r = inp[i] > 0.0f ? inp[i] : 0.0f;
-    dinp[i] = round_bf16(2.0f * r * dout[i]);
+    dinp[i] = ref::to_bf16_1(2.0f * r * dout[i]);
   }
 }
 
