@@ -184,6 +184,14 @@ void run_bench(const BenchFlags& f) {
                k.attention_bwd(dq.data(), dk.data(), dv.data(), e.data(), a.data(), b.data(), cbuf.data(), d.data(),
                                lse.data(), B, T, H, H, D);
              }), 2.5 * fwd_fl, true, fma);
+      report("attention fwd bf16", time_median([&] {
+               k.attention_fwd_bf16(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D);
+             }), fwd_fl, true, pbf16);
+      k.attention_fwd_bf16(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D);
+      report("attention bwd bf16", time_median([&] {
+               k.attention_bwd_bf16(dq.data(), dk.data(), dv.data(), e.data(), a.data(), b.data(), cbuf.data(),
+                                    d.data(), lse.data(), B, T, H, H, D);
+             }), 2.5 * fwd_fl, true, pbf16);
     }
     Buffer<float> rstd{size_t(N)};
     report("rmsnorm fwd (N,C)", time_median([&] { k.rmsnorm_fwd(d.data(), rstd.data(), a.data(), N, C, 1e-6f); }),

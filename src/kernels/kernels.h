@@ -89,6 +89,15 @@ struct KernelTable {
   // round trip through memory.
   void (*matmul_bf16_out)(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                           bool trans_a, bool trans_b);
+  // Attention as attention_fwd / attention_bwd (same shapes, fp32 in and out) with its products
+  // in bf16: q, k, v (and dout) are rounded to bf16 as operands, the probabilities P (and dS)
+  // are rounded to bf16 where they meet V (and K, Q); scores, softmax, log-sum-exp and every
+  // accumulation stay fp32. ref::attention_*_bf16 is the executable spec.
+  void (*attention_fwd_bf16)(float* out, float* lse, const float* q, const float* k, const float* v,
+                             int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d);
+  void (*attention_bwd_bf16)(float* dq, float* dk, float* dv, const float* dout, const float* q,
+                             const float* k, const float* v, const float* out, const float* lse,
+                             int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d);
 };
 
 // The plain reference (single thread, naive loops) and the CPU backend chosen for this CPU.

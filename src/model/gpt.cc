@@ -56,7 +56,9 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
   act_.resize(N * F), dact_.resize(N * F);
   datt_.resize(N * H * D), dq_.resize(N * H * D), dk_.resize(N * KVH * D), dv_.resize(N * KVH * D);
   if (precision_ == Precision::kBf16) {
-    NT_CHECK(k_.matmul_bf16 && k_.to_bf16 && k_.relu2_fwd_bf16 && k_.relu2_bwd_bf16, "backend %s has no bf16 GEMM", k_.name);
+    NT_CHECK(k_.matmul_bf16 && k_.to_bf16 && k_.relu2_fwd_bf16 && k_.relu2_bwd_bf16 && k_.attention_fwd_bf16 &&
+                 k_.attention_bwd_bf16,
+             "backend %s has no bf16 kernels", k_.name);
     wbf_.resize(params_.numel());
     h0_.resize(size_t(N * std::max(C, H * D)));
     h1_.resize(size_t(N * std::max(F, H * D)));
@@ -143,7 +145,8 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
     }
     {
       profile::Zone z(profile::kAttention);
-      k_.attention_fwd(a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, T, H, KVH, D);
+      (precision_ == Precision::kBf16 ? k_.attention_fwd_bf16 : k_.attention_fwd)(
+          a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, T, H, KVH, D);
     }
     {
       profile::Zone z(profile::kAttnOut);

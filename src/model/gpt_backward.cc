@@ -67,8 +67,9 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
     }
     {
       Zone z(profile::kAttention);
-      k_.attention_bwd(dq_.data(), dk_.data(), dv_.data(), datt_.data(), a.q.data(), a.k.data(), a.v.data(),
-                       a.att.data(), a.lse.data(), B, T, H, KVH, D);
+      (precision_ == Precision::kBf16 ? k_.attention_bwd_bf16 : k_.attention_bwd)(
+          dq_.data(), dk_.data(), dv_.data(), datt_.data(), a.q.data(), a.k.data(), a.v.data(), a.att.data(),
+          a.lse.data(), B, T, H, KVH, D);
     }
     {
       Zone z(profile::kNorm);

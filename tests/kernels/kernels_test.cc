@@ -359,6 +359,90 @@ TEST(KernelParity, MatmulBf16OutAllTransposes) {
     }
 }
 
+// The register-tile bf16 GEMM of the bf16 attention: exact bf16 products accumulated in fp32,
+// against double, with strided operands, row and column tails and both accumulate modes; the
+// columns past n of a strided C stay untouched.
+TEST(KernelParity, GemmVnniBf16Tile) {
+  struct Shape { int64_t m, n, k2; };
+  std::vector<std::pair<const char*, cpu::GemmVnniBf16>> impls = {{"portable", cpu::gemm_vnni_bf16_portable}};
+  if (std::strcmp(cpu.name, "cpu-avx512bf16") == 0) impls.emplace_back("avx512bf16", cpu::gemm_vnni_bf16_avx512);
+  for (const auto& [name, fn] : impls)
+    for (Shape s : {Shape{1, 1, 1}, Shape{7, 33, 5}, Shape{8, 32, 32}, Shape{13, 70, 17}, Shape{64, 64, 32},
+                    Shape{3, 100, 64}, Shape{17, 15, 3}})
+      for (bool acc : {false, true}) {
+        const int64_t lda = 2 * s.k2 + 2, ldb = 2 * s.n + 4, ldc = s.n + 3;
+        auto af = to_f32(randn(s.m * lda, 91)), bf = to_f32(randn(s.k2 * ldb, 92)), cf = to_f32(randn(s.m * ldc, 93));
+        std::vector<uint16_t> a(af.size()), b(bf.size());
+        ref::to_bf16(a.data(), af.data(), int64_t(af.size()));
+        ref::to_bf16(b.data(), bf.data(), int64_t(bf.size()));
+        Vec want(static_cast<size_t>(s.m * s.n));
+        for (int64_t i = 0; i < s.m; ++i)
+          for (int64_t j = 0; j < s.n; ++j) {
+            double sum = acc ? double(cf[size_t(i * ldc + j)]) : 0.0;
+            for (int64_t kk = 0; kk < s.k2; ++kk)
+              for (int64_t e = 0; e < 2; ++e)
+                sum += double(ref::from_bf16_1(a[size_t(i * lda + 2 * kk + e)])) *
+                       double(ref::from_bf16_1(b[size_t(kk * ldb + 2 * j + e)]));
+            want[size_t(i * s.n + j)] = sum;
+          }
+        std::vector<float> c = cf;
+        fn(c.data(), ldc, a.data(), lda, b.data(), ldb, s.m, s.n, s.k2, acc);
+        Vec got(want.size());
+        for (int64_t i = 0; i < s.m; ++i) {
+          for (int64_t j = 0; j < s.n; ++j) got[size_t(i * s.n + j)] = c[size_t(i * ldc + j)];
+          for (int64_t j = s.n; j < ldc; ++j) ASSERT_EQ(c[size_t(i * ldc + j)], cf[size_t(i * ldc + j)]) << name;
+        }
+        EXPECT_LT(rel_err(got, want), 1e-6) << name << " " << s.m << "x" << s.n << "x" << s.k2 << " acc " << acc;
+      }
+}
+
+// Attention with bf16 products: against its executable spec (ref::attention_*_bf16, in double)
+// to fp32-accumulation accuracy, and against the exact fp32-operand attention to bf16 accuracy.
+// Both the dispatched kernels and the AVX2 floor's, whatever this CPU has.
+TEST(KernelParity, AttentionBf16) {
+  struct Shape { int64_t B, T, H, KVH, D; };
+  using Fwd = decltype(KernelTable::attention_fwd_bf16);
+  using Bwd = decltype(KernelTable::attention_bwd_bf16);
+  struct Impl { const char* name; Fwd fwd; Bwd bwd; };
+  const Impl impls[] = {{"dispatched", cpu.attention_fwd_bf16, cpu.attention_bwd_bf16},
+                        {"avx2", cpu::attention_fwd_bf16_avx2, cpu::attention_bwd_bf16_avx2}};
+  for (const Impl& impl : impls)
+    for (Shape s : {Shape{1, 1, 1, 1, 2}, Shape{2, 7, 3, 1, 24}, Shape{1, 33, 4, 2, 18}, Shape{2, 70, 2, 2, 64},
+                    Shape{1, 150, 4, 2, 32}, Shape{1, 129, 2, 1, 64}, Shape{1, 20, 2, 2, 7}}) {
+      const int64_t nq = s.B * s.T * s.H * s.D, nk = s.B * s.T * s.KVH * s.D;
+      Vec q = randn(nq, 50), k = randn(nk, 51), v = randn(nk, 52), dout = randn(nq, 53);
+      auto make = [&](size_t n) { return Vec(n); };
+      Vec out = make(size_t(nq)), lse = make(size_t(s.B * s.H * s.T)), dq = make(size_t(nq)), dk = make(size_t(nk)),
+          dv = make(size_t(nk));
+      Vec out32 = out, lse32 = lse, dq32 = dq, dk32 = dk, dv32 = dv;
+      ref::attention_fwd_bf16<double>(out.data(), lse.data(), q.data(), k.data(), v.data(), s.B, s.T, s.H, s.KVH, s.D);
+      ref::attention_bwd_bf16<double>(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(),
+                                      out.data(), lse.data(), s.B, s.T, s.H, s.KVH, s.D);
+      ref::attention_fwd<double>(out32.data(), lse32.data(), q.data(), k.data(), v.data(), s.B, s.T, s.H, s.KVH, s.D);
+      ref::attention_bwd<double>(dq32.data(), dk32.data(), dv32.data(), dout.data(), q.data(), k.data(), v.data(),
+                                 out32.data(), lse32.data(), s.B, s.T, s.H, s.KVH, s.D);
+      auto qf = to_f32(q), kf = to_f32(k), vf = to_f32(v), df = to_f32(dout), of = to_f32(out), lf = to_f32(lse);
+      std::vector<float> got_o(static_cast<size_t>(nq)), got_l(lse.size()), gq(size_t(nq), 7.f), gk(size_t(nk), 7.f), gv(size_t(nk), 7.f);
+      impl.fwd(got_o.data(), got_l.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D);
+      // Backward from the reference's forward, so that only the backward is measured.
+      impl.bwd(gq.data(), gk.data(), gv.data(), df.data(), qf.data(), kf.data(), vf.data(), of.data(), lf.data(), s.B,
+               s.T, s.H, s.KVH, s.D);
+      const auto o = to_f64(got_o.data(), got_o.size()), l = to_f64(got_l.data(), got_l.size()),
+                 gdq = to_f64(gq.data(), gq.size()), gdk = to_f64(gk.data(), gk.size()), gdv = to_f64(gv.data(), gv.size());
+      const std::string at = std::string(impl.name) + " T " + std::to_string(s.T) + " D " + std::to_string(s.D);
+      EXPECT_LT(rel_err(o, out), 1e-4) << at;
+      EXPECT_LT(rel_err(l, lse), 1e-5) << at;
+      EXPECT_LT(rel_err(gdq, dq), 1e-3) << at;
+      EXPECT_LT(rel_err(gdk, dk), 1e-3) << at;
+      EXPECT_LT(rel_err(gdv, dv), 1e-4) << at;
+      EXPECT_LT(rel_err(o, out32), 1e-2) << at;
+      if (s.T == 1) continue;  // one key: dq and dk are exactly 0 in fp32, rounding noise in bf16
+      EXPECT_LT(rel_err(gdq, dq32), 3e-2) << at;
+      EXPECT_LT(rel_err(gdk, dk32), 3e-2) << at;
+      EXPECT_LT(rel_err(gdv, dv32), 1e-2) << at;
+    }
+}
+
 TEST(KernelParity, SoftcapXentAndElementwise) {
   const int64_t rows = 13, V = 257;
   Vec l = randn(rows * V, 60, 10.0), losses(static_cast<size_t>(rows));

@@ -58,4 +58,26 @@ void relu2_fwd_bf16_avx512(uint16_t* out, const float* inp, int64_t n);
 void relu2_bwd_bf16_avx2(uint16_t* dinp, const float* dout, const float* inp, int64_t n);
 void relu2_bwd_bf16_avx512(uint16_t* dinp, const float* dout, const float* inp, int64_t n);
 
+// Register-tile bf16 GEMM for the small products inside attention (single-threaded: called from
+// inside parallel regions): C(m, n) = A(m, 2 k2) B, or C += when accumulate. A is row-major
+// bf16, lda (even) elements a row, read two at a time; B is packed in pairs along k:
+// bp[kk * ldb + 2 j + e] = B(2 kk + e, j), ldb >= 2 n elements. C is fp32, ldc floats a row.
+using GemmVnniBf16 = void (*)(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t ldb,
+                              int64_t m, int64_t n, int64_t k2, bool accumulate);
+void gemm_vnni_bf16_avx512(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t ldb,
+                           int64_t m, int64_t n, int64_t k2, bool accumulate);
+void gemm_vnni_bf16_portable(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t ldb,
+                             int64_t m, int64_t n, int64_t k2, bool accumulate);
+// Attention with bf16 products (kernels.h attention_*_bf16), on either tile.
+void attention_fwd_bf16_avx512(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
+                               int64_t t, int64_t h, int64_t kvh, int64_t d);
+void attention_bwd_bf16_avx512(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
+                               const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
+                               int64_t kvh, int64_t d);
+void attention_fwd_bf16_avx2(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
+                             int64_t t, int64_t h, int64_t kvh, int64_t d);
+void attention_bwd_bf16_avx2(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
+                             const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
+                             int64_t kvh, int64_t d);
+
 }  // namespace nt::cpu

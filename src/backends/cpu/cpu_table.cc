@@ -35,6 +35,8 @@ KernelTable make_cpu_table() {
       bf16 ? cpu::relu2_bwd_bf16_avx512 : cpu::relu2_bwd_bf16_avx2,
       bf16 ? cpu::matmul_bf16_onednn : cpu::matmul_bf16_widen,
       bf16 ? cpu::matmul_bf16_out_onednn : cpu::matmul_bf16_out_widen,
+      bf16 ? cpu::attention_fwd_bf16_avx512 : cpu::attention_fwd_bf16_avx2,
+      bf16 ? cpu::attention_bwd_bf16_avx512 : cpu::attention_bwd_bf16_avx2,
   };
   return t;
 }

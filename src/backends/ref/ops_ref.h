@@ -255,4 +255,84 @@ inline void matmul_bf16_out(uint16_t* c, const uint16_t* a, const uint16_t* b, i
   to_bf16(c, cf.data(), m * n);
 }
 
+// Attention with bf16 products (kernels.h attention_*_bf16): attention_fwd / attention_bwd on
+// bf16-rounded q, k, v, dout, with P and dS rounded to bf16 where they become operands, and
+// everything else (scores, softmax, lse, D_i = dout . out, accumulation) in T.
+template <class T>
+T round_bf16(T x) {
+  return T(from_bf16_1(to_bf16_1(float(x))));
+}
+template <class T>
+std::vector<T> rounded_bf16(const T* x, int64_t n) {
+  std::vector<T> r(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) r[size_t(i)] = round_bf16(x[i]);
+  return r;
+}
+template <class T>
+void attention_fwd_bf16(T* out, T* lse, const T* q, const T* k, const T* v, int64_t B, int64_t Tn, int64_t H,
+                        int64_t KVH, int64_t D) {
+  const auto qh = rounded_bf16(q, B * Tn * H * D), kh = rounded_bf16(k, B * Tn * KVH * D),
+             vh = rounded_bf16(v, B * Tn * KVH * D);
+  const T scale = T(1) / std::sqrt(T(D));
+  const int64_t group = H / KVH;
+  std::vector<T> s(static_cast<size_t>(Tn));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < Tn; ++i) {
+        const T* qi = qh.data() + ((b * Tn + i) * H + h) * D;
+        T mx = -INFINITY;
+        for (int64_t j = 0; j <= i; ++j) {
+          const T* kj = kh.data() + ((b * Tn + j) * KVH + h / group) * D;
+          T dot = 0;
+          for (int64_t e = 0; e < D; ++e) dot += qi[e] * kj[e];
+          s[size_t(j)] = dot * scale;
+          mx = std::max(mx, s[size_t(j)]);
+        }
+        T l = 0;
+        for (int64_t j = 0; j <= i; ++j) l += std::exp(s[size_t(j)] - mx);
+        T* oi = out + ((b * Tn + i) * H + h) * D;
+        for (int64_t e = 0; e < D; ++e) oi[e] = 0;
+        for (int64_t j = 0; j <= i; ++j) {
+          const T p = round_bf16(std::exp(s[size_t(j)] - mx) / l);
+          const T* vj = vh.data() + ((b * Tn + j) * KVH + h / group) * D;
+          for (int64_t e = 0; e < D; ++e) oi[e] += p * vj[e];
+        }
+        lse[(b * H + h) * Tn + i] = mx + std::log(l);
+      }
+}
+template <class T>
+void attention_bwd_bf16(T* dq, T* dk, T* dv, const T* dout, const T* q, const T* k, const T* v, const T* out,
+                        const T* lse, int64_t B, int64_t Tn, int64_t H, int64_t KVH, int64_t D) {
+  const auto qh = rounded_bf16(q, B * Tn * H * D), kh = rounded_bf16(k, B * Tn * KVH * D),
+             vh = rounded_bf16(v, B * Tn * KVH * D), dh = rounded_bf16(dout, B * Tn * H * D);
+  const T scale = T(1) / std::sqrt(T(D));
+  const int64_t group = H / KVH;
+  std::fill(dq, dq + B * Tn * H * D, T(0));
+  std::fill(dk, dk + B * Tn * KVH * D, T(0));
+  std::fill(dv, dv + B * Tn * KVH * D, T(0));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < Tn; ++i) {
+        const int64_t qo = ((b * Tn + i) * H + h) * D;
+        T di = 0;
+        for (int64_t e = 0; e < D; ++e) di += dout[qo + e] * out[qo + e];
+        const T l = lse[(b * H + h) * Tn + i];
+        for (int64_t j = 0; j <= i; ++j) {
+          const int64_t ko = ((b * Tn + j) * KVH + h / group) * D;
+          T sdot = 0, dp = 0;
+          for (int64_t e = 0; e < D; ++e) {
+            sdot += qh[size_t(qo + e)] * kh[size_t(ko + e)];
+            dp += dh[size_t(qo + e)] * vh[size_t(ko + e)];
+          }
+          const T p = std::exp(sdot * scale - l);
+          const T ds = round_bf16(p * (dp - di) * scale), pb = round_bf16(p);
+          for (int64_t e = 0; e < D; ++e) {
+            dq[qo + e] += ds * kh[size_t(ko + e)];
+            dk[ko + e] += ds * qh[size_t(qo + e)];
+            dv[ko + e] += pb * dh[size_t(qo + e)];
+          }
+        }
+      }
+}
+
 }  // namespace nt::ref

@@ -38,6 +38,8 @@ const KernelTable& ref_kernels() {
       ref::relu2_bwd_bf16,
       matmul_bf16<float>,
       ref::matmul_bf16_out,
+      attention_fwd_bf16<float>,
+      attention_bwd_bf16<float>,
   };
   return t;
 }
