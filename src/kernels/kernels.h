@@ -89,6 +89,11 @@ struct KernelTable {
   // round trip through memory.
   void (*matmul_bf16_out)(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                           bool trans_a, bool trans_b);
+  // softcap_xent with grad_scale != 0 whose gradient goes to dlogits (rows, V) as bf16 (round
+  // to nearest even) instead of over logits, which is scratch afterwards: the head's backward
+  // GEMMs read that operand directly.
+  void (*softcap_xent_bf16)(float* logits, float* losses, const int32_t* targets, int64_t rows,
+                            int64_t v, float cap, float grad_scale, uint16_t* dlogits);
   // Attention as attention_fwd / attention_bwd (same shapes, fp32 in and out) with its products
   // in bf16: q, k, v (and dout) are rounded to bf16 as operands, the probabilities P (and dS)
   // are rounded to bf16 where they meet V (and K, Q); scores, softmax, log-sum-exp and every

@@ -56,7 +56,8 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
   act_.resize(N * F), dact_.resize(N * F);
   datt_.resize(N * H * D), dq_.resize(N * H * D), dk_.resize(N * KVH * D), dv_.resize(N * KVH * D);
   if (precision_ == Precision::kBf16) {
-    NT_CHECK(k_.matmul_bf16 && k_.to_bf16 && k_.relu2_fwd_bf16 && k_.relu2_bwd_bf16 && k_.attention_fwd_bf16 &&
+    NT_CHECK(k_.matmul_bf16 && k_.to_bf16 && k_.relu2_fwd_bf16 && k_.relu2_bwd_bf16 && k_.softcap_xent_bf16 &&
+                 k_.attention_fwd_bf16 &&
                  k_.attention_bwd_bf16,
              "backend %s has no bf16 kernels", k_.name);
     wbf_.resize(params_.numel());
@@ -197,15 +198,21 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
       profile::Zone z(profile::kHead);
       mm(logits_.data(), lnf_r, head, rows, V, C, false, true, 0.0f);
     }
+    // With bf16 GEMMs the loss writes dL/dlogits straight into the bf16 operand of the head's
+    // backward GEMMs; in fp32 it overwrites logits_.
+    const bool bf16_grad = grad_scale != 0.0f && precision_ == Precision::kBf16;
     {
       profile::Zone z(profile::kLoss);
-      k_.softcap_xent(logits_.data(), losses + r0, targets + r0, rows, V, float(cfg_.softcap), grad_scale);
+      if (bf16_grad)
+        k_.softcap_xent_bf16(logits_.data(), losses + r0, targets + r0, rows, V, float(cfg_.softcap), grad_scale,
+                             h2_.data());
+      else k_.softcap_xent(logits_.data(), losses + r0, targets + r0, rows, V, float(cfg_.softcap), grad_scale);
     }
     for (int64_t r = 0; r < rows; ++r) total += losses[r0 + r];
     if (grad_scale != 0.0f) {
       profile::Zone z(profile::kHead);
-      // logits_ now holds dL/dlogits: dW_head += dlogits^T lnf; dlnf = dlogits W_head.
-      const Operand dlogits = act(h2_, logits_.data(), rows * V);
+      // dW_head += dlogits^T lnf; dlnf = dlogits W_head.
+      const Operand dlogits = bf16_grad ? Operand{nullptr, h2_.data()} : act(h2_, logits_.data(), rows * V);
       mm(g.lm_head, dlogits, lnf_r, V, C, rows, true, false, 1.0f);
       mm(dlnf_.data() + r0 * C, dlogits, head, rows, C, V, false, false, 0.0f);
     }

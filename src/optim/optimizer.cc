@@ -87,11 +87,12 @@ void Optimizer::muon_update(float* p, const float* g, float* buf, int64_t rows, 
     profile::Zone zone(profile::kMuon);
     const float mom = float(cfg_.momentum);
     k_.axpby(buf, g, n, 1.0f - mom, mom);  // buf = mom buf + (1 - mom) g
-    // Nesterov: u = (1 - mom) g + mom buf, built in y_ then laid out with rows <= cols in x_.
-    std::memcpy(y_.data(), g, size_t(n) * sizeof(float));
-    k_.axpby(y_.data(), buf, n, mom, 1.0f - mom);
+    // Nesterov: u = (1 - mom) g + mom buf, laid out with rows <= cols in x_ (built there
+    // directly when no transpose is needed, else in y_ first).
+    float* u = tall ? y_.data() : x_.data();
+    std::memcpy(u, g, size_t(n) * sizeof(float));
+    k_.axpby(u, buf, n, mom, 1.0f - mom);
     if (tall) transpose(x_.data(), y_.data(), rows, cols);
-    else std::memcpy(x_.data(), y_.data(), size_t(n) * sizeof(float));
   }
   {
     profile::Zone zone(profile::kNewtonSchulz);

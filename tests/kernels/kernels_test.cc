@@ -235,9 +235,10 @@ TEST(KernelParity, Attention) {
 }
 
 TEST(KernelParity, MatmulGramIsSymmetricAndExact) {
-  // X X^T takes the symmetric path (upper block triangle + mirror) from 128 rows up.
+  // X X^T takes the symmetric path (upper block triangle + mirror) from 128 rows up, when the
+  // product is at least twice as long as X is tall.
   for (int64_t m : {int64_t(128), int64_t(203), int64_t(256)}) {
-    const int64_t k = 97;
+    const int64_t k = 2 * m + 3;
     Vec x = randn(m * k, 90);
     Vec want(static_cast<size_t>(m * m));
     ref::matmul<double>(want.data(), x.data(), x.data(), m, m, k, false, true, 0.0);
@@ -455,6 +456,28 @@ TEST(KernelParity, SoftcapXentAndElementwise) {
   cpu.softcap_xent(lf.data(), lossf.data(), tg.data(), rows, V, 15.0f, 0.5f);
   EXPECT_LT(rel_err(to_f64(lossf.data(), lossf.size()), losses), 1e-5);
   EXPECT_LT(rel_err(to_f64(lf.data(), lf.size()), g), 1e-5);
+  lf = to_f32(l);  // and the AVX2 floor's, whatever this CPU has
+  cpu::softcap_xent(lf.data(), lossf.data(), tg.data(), rows, V, 15.0f, 0.5f);
+  EXPECT_LT(rel_err(to_f64(lossf.data(), lossf.size()), losses), 1e-5);
+  EXPECT_LT(rel_err(to_f64(lf.data(), lf.size()), g), 1e-5);
+
+  // The bf16-gradient variant: same losses, the gradient within half a bf16 ulp of the exact one
+  // (plus the fp32 pass's error); the ignored row's gradient is zero.
+  using XentBf16 = decltype(KernelTable::softcap_xent_bf16);
+  const std::pair<const char*, XentBf16> impls[] = {{"dispatched", cpu.softcap_xent_bf16},
+                                                    {"avx2", cpu::softcap_xent_bf16_avx2}};
+  for (const auto& [name, fn] : impls) {
+    lf = to_f32(l);
+    std::vector<uint16_t> gh(lf.size(), 0x7777);  // 0x7777: garbage that must be overwritten
+    fn(lf.data(), lossf.data(), tg.data(), rows, V, 15.0f, 0.5f, gh.data());
+    EXPECT_LT(rel_err(to_f64(lossf.data(), lossf.size()), losses), 1e-5) << name;
+    double scale = 0;
+    for (double w : g) scale = std::max(scale, std::abs(w));
+    int bad = 0;
+    for (size_t i = 0; i < g.size(); ++i)
+      bad += std::abs(ref::from_bf16_1(gh[i]) - g[i]) > std::ldexp(std::abs(g[i]), -8) + 1e-5 * scale;
+    EXPECT_EQ(bad, 0) << name;
+  }
 
   Vec x = randn(1001, 61), dy = randn(1001, 62), y(1001), dx(1001);
   ref::relu2_fwd<double>(y.data(), x.data(), 1001);

@@ -24,7 +24,7 @@ KernelTable make_cpu_table() {
       cpu::attention_bwd,
       cpu::relu2_fwd,
       cpu::relu2_bwd,
-      cpu::softcap_xent,
+      bf16 ? cpu::softcap_xent_avx512 : cpu::softcap_xent,
       cpu::embed_fwd,
       cpu::embed_bwd,
       cpu::adamw_step,
@@ -35,6 +35,7 @@ KernelTable make_cpu_table() {
       bf16 ? cpu::relu2_bwd_bf16_avx512 : cpu::relu2_bwd_bf16_avx2,
       bf16 ? cpu::matmul_bf16_onednn : cpu::matmul_bf16_widen,
       bf16 ? cpu::matmul_bf16_out_onednn : cpu::matmul_bf16_out_widen,
+      bf16 ? cpu::softcap_xent_bf16_avx512 : cpu::softcap_xent_bf16_avx2,
       bf16 ? cpu::attention_fwd_bf16_avx512 : cpu::attention_fwd_bf16_avx2,
       bf16 ? cpu::attention_bwd_bf16_avx512 : cpu::attention_bwd_bf16_avx2,
   };

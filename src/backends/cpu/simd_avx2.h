@@ -5,8 +5,12 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 namespace nt::cpu {
+// Internal linkage: these inline functions are compiled into translation units built with
+// different -m flags, and the linker must not merge them into one copy.
+namespace {
 
 inline float hsum(__m256 v) {
   __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
@@ -88,4 +92,19 @@ inline float tanh1(float x) {
   return v[0];
 }
 
+// fp32 -> bf16 bits, round to nearest even (finite inputs; NaN is not preserved), for operands
+// written straight from a vectorised pass: 8 lanes packed into 128 bits, and the scalar tail.
+inline __m128i bf16x8(__m256 x) {
+  const __m256i u = _mm256_castps_si256(x);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+inline uint16_t bf16_1(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+}  // namespace
 }  // namespace nt::cpu

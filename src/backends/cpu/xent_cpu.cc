@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Soft-capped cross-entropy over rows of logits, fused with its gradient (written in place).
-// The V-wide passes use the vectorised exp/tanh of simd_avx2.h: with a BPE vocabulary these
-// transcendental passes, not the head GEMM, would otherwise dominate the step.
+// Soft-capped cross-entropy over rows of logits, fused with its gradient: written in place
+// (fp32), or as the bf16 operand of the head's backward GEMMs (softcap_xent_bf16: the fp32
+// gradient never goes through memory). The V-wide passes use the vectorised exp/tanh of
+// simd_avx2.h: with a BPE vocabulary these transcendental passes, not the head GEMM, would
+// otherwise dominate the step. xent_avx512.cc is the same at 16 lanes.
 #include <algorithm>
 #include <cmath>
 
@@ -10,16 +12,24 @@
 
 namespace nt::cpu {
 
-void softcap_xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
-                  float grad_scale) {
+namespace {
+
+// dlog == nullptr: the gradient overwrites logits (fp32); else it goes to dlog as bf16 and
+// logits is left holding the capped logits z.
+void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap, float grad_scale,
+          uint16_t* dlog) {
   const float inv_cap = 1.0f / cap;
   const __m256 vcap = _mm256_set1_ps(cap), vinv = _mm256_set1_ps(inv_cap);
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     float* l = logits + r * V;
+    uint16_t* d = dlog ? dlog + r * V : nullptr;
     if (targets[r] < 0) {
       losses[r] = 0;
-      if (grad_scale != 0.0f) std::fill(l, l + V, 0.0f);
+      if (grad_scale != 0.0f) {
+        if (d) std::fill(d, d + V, uint16_t(0));
+        else std::fill(l, l + V, 0.0f);
+      }
       continue;
     }
     // Pass 1: z = cap tanh(l / cap), kept in l, and sum exp(z - cap). |z| <= cap, so the
@@ -47,16 +57,31 @@ void softcap_xent(float* logits, float* losses, const int32_t* targets, int64_t 
       const __m256 z = _mm256_loadu_ps(l + i);
       const __m256 p = exp8(_mm256_sub_ps(z, vlse));
       const __m256 u = _mm256_mul_ps(z, vinv);
-      _mm256_storeu_ps(l + i, _mm256_mul_ps(_mm256_mul_ps(vgs, p), _mm256_fnmadd_ps(u, u, one)));
+      const __m256 g = _mm256_mul_ps(_mm256_mul_ps(vgs, p), _mm256_fnmadd_ps(u, u, one));
+      if (d) _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), bf16x8(g));
+      else _mm256_storeu_ps(l + i, g);
     }
     for (; i < V; ++i) {
-      const float u = l[i] * inv_cap;
-      l[i] = grad_scale * exp1(l[i] - lse) * (1.0f - u * u);
+      const float u = l[i] * inv_cap, g = grad_scale * exp1(l[i] - lse) * (1.0f - u * u);
+      if (d) d[i] = bf16_1(g);
+      else l[i] = g;
     }
     // The one-hot term of the target, with the same derivative factor.
-    const float ut = zt * inv_cap;
-    l[t] -= grad_scale * (1.0f - ut * ut);
+    const float ut = zt * inv_cap, dz = 1.0f - ut * ut;
+    if (d) d[t] = bf16_1(grad_scale * exp1(zt - lse) * dz - grad_scale * dz);
+    else l[t] -= grad_scale * dz;
   }
+}
+
+}  // namespace
+
+void softcap_xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
+                  float grad_scale) {
+  xent(logits, losses, targets, rows, V, cap, grad_scale, nullptr);
+}
+void softcap_xent_bf16_avx2(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
+                            float grad_scale, uint16_t* dlogits) {
+  xent(logits, losses, targets, rows, V, cap, grad_scale, dlogits);
 }
 
 }  // namespace nt::cpu

@@ -255,6 +255,13 @@ inline void matmul_bf16_out(uint16_t* c, const uint16_t* a, const uint16_t* b, i
   to_bf16(c, cf.data(), m * n);
 }
 
+// softcap_xent's gradient rounded to bf16 into dlogits (logits is scratch afterwards).
+inline void softcap_xent_bf16(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t v, float cap,
+                              float grad_scale, uint16_t* dlogits) {
+  softcap_xent<float>(logits, losses, targets, rows, v, cap, grad_scale);
+  to_bf16(dlogits, logits, rows * v);
+}
+
 // Attention with bf16 products (kernels.h attention_*_bf16): attention_fwd / attention_bwd on
 // bf16-rounded q, k, v, dout, with P and dS rounded to bf16 where they become operands, and
 // everything else (scores, softmax, lse, D_i = dout . out, accumulation) in T.

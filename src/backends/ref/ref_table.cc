@@ -13,6 +13,10 @@ void rope_fwd_f(float* x, const float* c, const float* s, int64_t b, int64_t t, 
 void rope_bwd_f(float* x, const float* c, const float* s, int64_t b, int64_t t, int64_t h, int64_t d) {
   rope_apply<float>(x, c, s, b, t, h, d, -1.0f);
 }
+void softcap_xent_bf16_f(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t v, float cap,
+                         float grad_scale, uint16_t* dlogits) {
+  softcap_xent_bf16(logits, losses, targets, rows, v, cap, grad_scale, dlogits);
+}
 }  // namespace
 
 const KernelTable& ref_kernels() {
@@ -38,6 +42,7 @@ const KernelTable& ref_kernels() {
       ref::relu2_bwd_bf16,
       matmul_bf16<float>,
       ref::matmul_bf16_out,
+      softcap_xent_bf16_f,
       attention_fwd_bf16<float>,
       attention_bwd_bf16<float>,
   };

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+// The algorithm of the bf16 attention, shared by its AVX2 and AVX-512 builds
+// (attention_bf16.cc, attention_bf16_avx512.cc), which supply the elementwise operations and the
+// GEMM tile as an Ops policy: pack_pairs, to_bf16_scaled, row_max, exp_row, backward_pair, gemm.
+//
+// Causal grouped-query attention with bf16 products and fp32 softmax and accumulation.
+//
+// Same tiling as attention_cpu.cc (blocks of kQBlock query rows, scores against the visible
+// keys in an O(kQBlock T) per-thread scratch, exact softmax rows, backward recomputing P from
+// the log-sum-exp), but every product is a register-tile bf16 GEMM (gemm_vnni_bf16_*): q, k,
+// v, dO, P and dS are rounded to bf16 where they become GEMM operands, as ref::
+// attention_*_bf16 specifies. A task owns one (batch, kv head): it packs that head's K and V
+// once into the pair layouts the tile reads, serves all the query heads of its group, and in
+// backward owns the dK and dV rows it accumulates (kept transposed, D x T, so that dKᵀ += Qᵀ dS
+// is a plain tile product; written back once at the end). No atomics; deterministic.
+#pragma once
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/simd_avx2.h"
+
+namespace nt::cpu::attention_bf16 {
+
+void* scratch_buffer(int slot, size_t bytes);
+
+// Internal linkage (the anonymous namespace), here and in simd_avx2.h: this header is compiled
+// into an AVX2 and an AVX-512 translation unit, and the linker must not pick one shared copy of
+// an inline function built with AVX-512 for both.
+namespace {
+
+constexpr int64_t kQBlock = 64;  // even: pairs of query rows never straddle two blocks
+
+inline int64_t even(int64_t n) { return n + (n & 1); }
+
+// dst (cols x rows) = src (rows x cols) transposed, 32-bit elements (bf16 pairs or floats);
+// 8 x 8 blocks through registers, scalar edges.
+inline void transpose32(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t lds, int64_t rows, int64_t cols) {
+  int64_t i = 0;
+  for (; i + 8 <= rows; i += 8) {
+    int64_t j = 0;
+    for (; j + 8 <= cols; j += 8) {
+      __m256 r[8], t[8];
+      for (int e = 0; e < 8; ++e) r[e] = _mm256_loadu_ps(reinterpret_cast<const float*>(src + (i + e) * lds + j));
+      for (int e = 0; e < 8; e += 2) {
+        t[e] = _mm256_unpacklo_ps(r[e], r[e + 1]);
+        t[e + 1] = _mm256_unpackhi_ps(r[e], r[e + 1]);
+      }
+      for (int e = 0; e < 8; e += 4) {
+        r[e] = _mm256_shuffle_ps(t[e], t[e + 2], 0x44);
+        r[e + 1] = _mm256_shuffle_ps(t[e], t[e + 2], 0xee);
+        r[e + 2] = _mm256_shuffle_ps(t[e + 1], t[e + 3], 0x44);
+        r[e + 3] = _mm256_shuffle_ps(t[e + 1], t[e + 3], 0xee);
+      }
+      for (int e = 0; e < 4; ++e) {
+        t[e] = _mm256_permute2f128_ps(r[e], r[e + 4], 0x20);
+        t[e + 4] = _mm256_permute2f128_ps(r[e], r[e + 4], 0x31);
+      }
+      for (int e = 0; e < 8; ++e) _mm256_storeu_ps(reinterpret_cast<float*>(dst + (j + e) * ldd + i), t[e]);
+    }
+    for (; j < cols; ++j)
+      for (int64_t e = 0; e < 8; ++e) dst[j * ldd + i + e] = src[(i + e) * lds + j];
+  }
+  for (; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
+}
+
+// Per-thread scratch buffers, grown on demand and kept across calls (OpenMP's pool threads
+// persist), so a call neither allocates nor clears memory. Defined once, in the AVX2 unit: no
+// standard-library code is instantiated in the AVX-512 one (see the namespace note below).
+enum Slot { kKt, kVt, kKn, kVn, kPv, kDsv, kRows, kQt, kDt, kQa, kDa, kPa, kDsa, kS, kDp, kDkt, kDvt, kSlots };
+template <class T>
+T* grab(Slot slot, int64_t n) {
+  return static_cast<T*>(scratch_buffer(slot, size_t(n) * sizeof(T)));
+}
+
+// The rows these kernels read are short (D floats) and strided (H D apart): the hardware
+// prefetchers do not follow, and every row would wait on memory. Fetch kAhead rows ahead.
+constexpr int64_t kAhead = 8;
+inline void prefetch_row(const float* x, int64_t stride, int64_t r, int64_t rows, int64_t D) {
+  if (r < rows)
+    for (int64_t e = 0; e < D; e += 16) _mm_prefetch(reinterpret_cast<const char*>(x + r * stride + e), _MM_HINT_T0);
+}
+
+// Q or dO block rows as a row-major bf16 A operand (d2 elements a row, zero padding).
+template <class Ops>
+void rows_to_bf16(uint16_t* dst, int64_t d2, const float* x, int64_t stride, int64_t rows, int64_t D) {
+  for (int64_t r = 0; r < rows; ++r) {
+    prefetch_row(x, stride, r + kAhead, rows, D);
+    Ops::to_bf16_scaled(dst + r * d2, x + r * stride, 1.0f, D, d2);
+  }
+}
+
+// Kᵀ in pairs along the head dim: kt[dd * T + j] = (k_j[2dd], k_j[2dd+1]): the B operand of
+// S = Q Kᵀ (and, from V, of dP = dO Vᵀ). rows: scratch of T * d2 / 2 words.
+template <class Ops>
+void pack_transposed(uint32_t* kt, const float* k, int64_t ks, int64_t T, int64_t D, uint32_t* rows) {
+  const int64_t d2 = even(D);
+  rows_to_bf16<Ops>(reinterpret_cast<uint16_t*>(rows), d2, k, ks, T, D);
+  transpose32(kt, T, rows, d2 / 2, T, d2 / 2);
+}
+
+// K (or V) in pairs along time: kn[jj * D + d] = (k_{2jj}[d], k_{2jj+1}[d]): the B operand of
+// P V and dS K.
+template <class Ops>
+void pack_rows(uint32_t* kn, const float* k, int64_t ks, int64_t T, int64_t D) {
+  for (int64_t jj = 0; jj < even(T) / 2; ++jj) {
+    prefetch_row(k, ks, 2 * jj + kAhead, T, D);
+    prefetch_row(k, ks, 2 * jj + 1 + kAhead, T, D);
+    Ops::pack_pairs(kn + jj * D, k + 2 * jj * ks, 2 * jj + 1 < T ? k + (2 * jj + 1) * ks : nullptr, D);
+  }
+}
+
+// The uint16 view of a pair buffer (the tile reads bf16 elements).
+inline const uint16_t* u16(const uint32_t* v) { return reinterpret_cast<const uint16_t*>(v); }
+
+template <class Ops>
+void fwd(float* out, float* lse, const float* q, const float* k, const float* v, int64_t B,
+         int64_t T, int64_t H, int64_t KVH, int64_t D) {
+  const float scale = 1.0f / std::sqrt(float(D));
+  const int64_t group = H / KVH, qs = H * D, ks = KVH * D, d2 = even(D), t2 = even(T);
+  const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
+#pragma omp parallel
+  {
+    uint32_t* kt = grab<uint32_t>(kKt, d2 / 2 * T);
+    uint32_t* vn = grab<uint32_t>(kVn, t2 / 2 * D);
+    uint32_t* rows_buf = grab<uint32_t>(kRows, d2 / 2 * T);
+    uint16_t* qa = grab<uint16_t>(kQa, kQBlock * d2);
+    uint16_t* pa = grab<uint16_t>(kPa, kQBlock * t2);
+    float* s = grab<float>(kS, kQBlock * T);
+#pragma omp for collapse(2) schedule(dynamic, 1)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t kvh = 0; kvh < KVH; ++kvh) {
+        pack_transposed<Ops>(kt, k + b * T * ks + kvh * D, ks, T, D, rows_buf);
+        pack_rows<Ops>(vn, v + b * T * ks + kvh * D, ks, T, D);
+        for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
+          for (int64_t bi = 0; bi < nblocks; ++bi) {
+            const int64_t i0 = bi * kQBlock, n = std::min(T, i0 + kQBlock), rows = n - i0, n2 = even(n);
+            rows_to_bf16<Ops>(qa, d2, q + (b * T + i0) * qs + h * D, qs, rows, D);
+            Ops::gemm(s, n, qa, d2, u16(kt), 2 * T, rows, n, d2 / 2, false);  // S = Q Kᵀ
+            for (int64_t r = 0; r < rows; ++r) {
+              float* sr = s + r * n;
+              const int64_t nv = i0 + r + 1;  // keys 0..i visible
+              const float mx = Ops::row_max(sr, nv) * scale;
+              const float l = Ops::exp_row(sr, sr, nv, scale, mx);
+              Ops::to_bf16_scaled(pa + r * n2, sr, 1.0f / l, nv, n2);
+              lse[(b * H + h) * T + i0 + r] = mx + std::log(l);
+            }
+            Ops::gemm(out + (b * T + i0) * qs + h * D, qs, pa, n2, u16(vn), 2 * D, rows, D, n2 / 2, false);  // P V
+          }
+      }
+  }
+}
+
+template <class Ops>
+void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
+         const float* v, const float* out, const float* lse, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D) {
+  const float scale = 1.0f / std::sqrt(float(D));
+  const int64_t group = H / KVH, qs = H * D, ks = KVH * D, d2 = even(D), t2 = even(T);
+  const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
+#pragma omp parallel
+  {
+    uint32_t* kt = grab<uint32_t>(kKt, d2 / 2 * T);
+    uint32_t* vt = grab<uint32_t>(kVt, d2 / 2 * T);
+    uint32_t* kn = grab<uint32_t>(kKn, t2 / 2 * D);
+    uint32_t* rows_buf = grab<uint32_t>(kRows, std::max(d2 / 2 * T, kQBlock / 2 * D));
+    uint32_t* pv = grab<uint32_t>(kPv, kQBlock / 2 * T);
+    uint32_t* dsv = grab<uint32_t>(kDsv, kQBlock / 2 * T);
+    uint32_t* qt = grab<uint32_t>(kQt, D * kQBlock / 2);
+    uint32_t* dt = grab<uint32_t>(kDt, D * kQBlock / 2);
+    uint16_t* qa = grab<uint16_t>(kQa, kQBlock * d2);
+    uint16_t* da = grab<uint16_t>(kDa, kQBlock * d2);
+    uint16_t* dsa = grab<uint16_t>(kDsa, kQBlock * t2);
+    float* s = grab<float>(kS, kQBlock * T);
+    float* dp = grab<float>(kDp, kQBlock * T);
+    float* dkt = grab<float>(kDkt, D * T);
+    float* dvt = grab<float>(kDvt, D * T);
+    float di[kQBlock];
+#pragma omp for collapse(2) schedule(dynamic, 1)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t kvh = 0; kvh < KVH; ++kvh) {
+        const float* kb = k + b * T * ks + kvh * D;
+        const float* vb = v + b * T * ks + kvh * D;
+        pack_transposed<Ops>(kt, kb, ks, T, D, rows_buf);
+        pack_transposed<Ops>(vt, vb, ks, T, D, rows_buf);
+        pack_rows<Ops>(kn, kb, ks, T, D);
+        for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
+          // The last block first: it sees every key, so for the group's first head its products
+          // overwrite dKᵀ and dVᵀ whole (no clearing pass), and the rest accumulate.
+          for (int64_t bi = nblocks - 1; bi >= 0; --bi) {
+            const bool first = h == kvh * group && bi == nblocks - 1;
+            const int64_t i0 = bi * kQBlock, n = std::min(T, i0 + kQBlock), rows = n - i0, n2 = even(n);
+            const int64_t rows2 = even(rows), qo = (b * T + i0) * qs + h * D;
+            // Q and dO as row-major A operands (S, dP) and transposed in pairs of rows (dKᵀ, dVᵀ).
+            rows_to_bf16<Ops>(qa, d2, q + qo, qs, rows, D);
+            rows_to_bf16<Ops>(da, d2, dout + qo, qs, rows, D);
+            pack_rows<Ops>(rows_buf, q + qo, qs, rows, D);
+            transpose32(qt, rows2 / 2, rows_buf, D, rows2 / 2, D);
+            pack_rows<Ops>(rows_buf, dout + qo, qs, rows, D);
+            transpose32(dt, rows2 / 2, rows_buf, D, rows2 / 2, D);
+            Ops::gemm(s, n, qa, d2, u16(kt), 2 * T, rows, n, d2 / 2, false);   // S = Q Kᵀ
+            Ops::gemm(dp, n, da, d2, u16(vt), 2 * T, rows, n, d2 / 2, false);  // dP = dO Vᵀ
+            const float* lrow = lse + (b * H + h) * T + i0;
+            for (int64_t r = 0; r < rows; ++r) {  // D_i = dO_i . O_i
+              prefetch_row(dout + qo, qs, r + kAhead, rows, D);
+              prefetch_row(out + qo, qs, r + kAhead, rows, D);
+              di[r] = dot(dout + qo + r * qs, out + qo + r * qs, D);
+            }
+            for (int64_t rr = 0; rr < rows2 / 2; ++rr) {
+              const int64_t r0 = 2 * rr;
+              const bool two = r0 + 1 < rows;
+              const float di0 = di[r0], di1 = two ? di[r0 + 1] : 0.0f;
+              Ops::backward_pair(pv + rr * n, dsv + rr * n, dsa + r0 * n2, dsa + (r0 + 1) * n2, s + r0 * n,
+                            s + (r0 + 1) * n, dp + r0 * n, dp + (r0 + 1) * n, n, i0 + r0 + 1, lrow[r0],
+                            two ? lrow[r0 + 1] : 0.0f, di0, di1, scale, two);
+              if (n2 > n) dsa[r0 * n2 + n] = 0, dsa[(r0 + 1) * n2 + n] = 0;
+            }
+            Ops::gemm(dq + qo, qs, dsa, n2, u16(kn), 2 * D, rows, D, n2 / 2, false);           // dQ = dS K
+            Ops::gemm(dkt, T, u16(qt), rows2, u16(dsv), 2 * n, D, n, rows2 / 2, !first);  // dKᵀ += Qᵀ dS
+            Ops::gemm(dvt, T, u16(dt), rows2, u16(pv), 2 * n, D, n, rows2 / 2, !first);   // dVᵀ += dOᵀ P
+          }
+        transpose32(reinterpret_cast<uint32_t*>(dk + b * T * ks + kvh * D), ks, reinterpret_cast<const uint32_t*>(dkt),
+                    T, D, T);
+        transpose32(reinterpret_cast<uint32_t*>(dv + b * T * ks + kvh * D), ks, reinterpret_cast<const uint32_t*>(dvt),
+                    T, D, T);
+      }
+  }
+}
+
+}  // namespace
+}  // namespace nt::cpu::attention_bf16
