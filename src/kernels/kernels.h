@@ -77,6 +77,9 @@ struct KernelTable {
   // dst = bf16(src), round to nearest even (NaN stays NaN; the AVX-512-BF16 path flushes
   // fp32 subnormals to zero, as the instruction does).
   void (*to_bf16)(uint16_t* dst, const float* src, int64_t n);
+  // to_bf16 of a (rows, cols) matrix into a wider one: dst row r starts at dst + r * ld_dst (the
+  // q, k, v gradients side by side, as one operand of their fused weight GEMMs).
+  void (*to_bf16_rows)(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols);
   // out = bf16(relu(x)^2): the MLP activation, fused with its conversion.
   void (*relu2_fwd_bf16)(uint16_t* out, const float* inp, int64_t n);
   // dinp = bf16(dout * 2 relu(x)): the activation gradient straight into its GEMM operand.

@@ -62,7 +62,7 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
              "backend %s has no bf16 kernels", k_.name);
     wbf_.resize(params_.numel());
     h0_.resize(size_t(N * std::max(C, H * D)));
-    h1_.resize(size_t(N * std::max(F, H * D)));
+    h1_.resize(size_t(N * std::max(F, H * D + 2 * KVH * D)));
     h2_.resize(size_t(std::max(N * KVH * D, std::min<int64_t>(N, head_chunk_rows(cfg.vocab_size)) * cfg.vocab_size)));
     h3_.resize(size_t(N * KVH * D));
   }
@@ -94,7 +94,7 @@ size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision
                          2 * N * H * D + 2 * N * KVH * D;
   size_t bf16 = 0;  // elements of 2 bytes
   if (precision == Precision::kBf16)
-    bf16 = size_t(count_params(c)) + N * std::max(C, H * D) + N * std::max(F, H * D) +
+    bf16 = size_t(count_params(c)) + N * std::max(C, H * D) + N * std::max(F, H * D + 2 * KVH * D) +
            std::max(N * KVH * D, std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size) + N * KVH * D;
   return (saved + scratch) * sizeof(float) + bf16 * 2;
 }

@@ -83,14 +83,28 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
     }
     {
       Zone z(profile::kQkv);
-      const Operand dq = act(h1_, dq_.data(), N * HD), dk = act(h2_, dk_.data(), N * KD),
-                    dv = act(h3_, dv_.data(), N * KD), ln1 = act(h0_, a.ln1.data(), N * C);
-      mm(lg.wq, dq, ln1, HD, C, N, true, false, 1.0f);
-      mm(lg.wk, dk, ln1, KD, C, N, true, false, 1.0f);
-      mm(lg.wv, dv, ln1, KD, C, N, true, false, 1.0f);
-      mm(dln_.data(), dq, weight(lw.wq), N, C, HD, false, false, 0.0f);
-      mm(dln_.data(), dk, weight(lw.wk), N, C, KD, false, false, 1.0f);
-      mm(dln_.data(), dv, weight(lw.wv), N, C, KD, false, false, 1.0f);
+      const Operand ln1 = act(h0_, a.ln1.data(), N * C);
+      if (precision_ == Precision::kBf16 && lw.wk == lw.wq + HD * C && lw.wv == lw.wk + KD * C) {
+        // Wq, Wk, Wv lie back to back (so do their gradients and bf16 copies): with dq, dk, dv
+        // side by side as one (N, HD + 2 KD) operand, both products are one GEMM each, and
+        // dln = [dq dk dv] [Wq; Wk; Wv] needs no accumulating GEMM.
+        const int64_t Q = HD + 2 * KD;
+        k_.to_bf16_rows(h1_.data(), Q, dq_.data(), N, HD);
+        k_.to_bf16_rows(h1_.data() + HD, Q, dk_.data(), N, KD);
+        k_.to_bf16_rows(h1_.data() + HD + KD, Q, dv_.data(), N, KD);
+        const Operand dqkv{nullptr, h1_.data()};
+        mm(lg.wq, dqkv, ln1, Q, C, N, true, false, 1.0f);
+        mm(dln_.data(), dqkv, weight(lw.wq), N, C, Q, false, false, 0.0f);
+      } else {
+        const Operand dq = act(h1_, dq_.data(), N * HD), dk = act(h2_, dk_.data(), N * KD),
+                      dv = act(h3_, dv_.data(), N * KD);
+        mm(lg.wq, dq, ln1, HD, C, N, true, false, 1.0f);
+        mm(lg.wk, dk, ln1, KD, C, N, true, false, 1.0f);
+        mm(lg.wv, dv, ln1, KD, C, N, true, false, 1.0f);
+        mm(dln_.data(), dq, weight(lw.wq), N, C, HD, false, false, 0.0f);
+        mm(dln_.data(), dk, weight(lw.wk), N, C, KD, false, false, 1.0f);
+        mm(dln_.data(), dv, weight(lw.wv), N, C, KD, false, false, 1.0f);
+      }
     }
     {
       Zone z(profile::kNorm);

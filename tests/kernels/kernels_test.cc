@@ -307,6 +307,21 @@ TEST(KernelParity, ToBf16RoundsToNearestEven) {
   EXPECT_EQ(a, b);
 }
 
+// The strided conversion writes each row at its offset and leaves the columns between untouched.
+TEST(KernelParity, ToBf16Rows) {
+  const int64_t rows = 37, cols = 45, ld = 50;
+  auto x = to_f32(randn(rows * cols, 95));
+  std::vector<uint16_t> want(size_t(rows * ld), 0x1234);
+  ref::to_bf16_rows(want.data(), ld, x.data(), rows, cols);
+  using Fn = decltype(KernelTable::to_bf16_rows);
+  const std::pair<const char*, Fn> impls[] = {{"dispatched", cpu.to_bf16_rows}, {"avx2", cpu::to_bf16_rows_avx2}};
+  for (const auto& [name, fn] : impls) {
+    std::vector<uint16_t> got(size_t(rows * ld), 0x1234);
+    fn(got.data(), ld, x.data(), rows, cols);
+    EXPECT_EQ(got, want) << name;
+  }
+}
+
 TEST(KernelParity, MatmulBf16AllTransposes) {
   struct Shape { int64_t m, n, k; };
   for (Shape s : {Shape{1, 1, 1}, Shape{37, 19, 45}, Shape{130, 67, 258}, Shape{5, 300, 64}}) {

@@ -59,6 +59,14 @@ void relu2_bwd_bf16_avx512(uint16_t* dinp, const float* dout, const float* inp, 
 }
 
 void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n) { convert<false>(dst, src, n); }
+void to_bf16_rows_avx512(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
+#pragma omp parallel for schedule(static) if (rows * cols > 32768)
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; j += 16) {
+      const __mmask16 m = cols - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (cols - j)) - 1);
+      _mm256_mask_storeu_epi16(dst + r * ld_dst + j, m, cvt16(_mm512_maskz_loadu_ps(m, src + r * cols + j)));
+    }
+}
 void relu2_fwd_bf16_avx512(uint16_t* out, const float* inp, int64_t n) { convert<true>(out, inp, n); }
 
 }  // namespace nt::cpu

@@ -62,6 +62,8 @@ void matmul_bf16_out_widen(uint16_t* c, const uint16_t* a, const uint16_t* b, in
                            bool ta, bool tb);
 void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n);
+void to_bf16_rows_avx2(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols);
+void to_bf16_rows_avx512(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols);
 void relu2_fwd_bf16_avx2(uint16_t* out, const float* inp, int64_t n);
 void relu2_fwd_bf16_avx512(uint16_t* out, const float* inp, int64_t n);
 void relu2_bwd_bf16_avx2(uint16_t* dinp, const float* dout, const float* inp, int64_t n);

@@ -31,6 +31,7 @@ KernelTable make_cpu_table() {
       cpu::axpby,
       cpu::sum_squares,
       bf16 ? cpu::to_bf16_avx512 : cpu::to_bf16_avx2,
+      bf16 ? cpu::to_bf16_rows_avx512 : cpu::to_bf16_rows_avx2,
       bf16 ? cpu::relu2_fwd_bf16_avx512 : cpu::relu2_fwd_bf16_avx2,
       bf16 ? cpu::relu2_bwd_bf16_avx512 : cpu::relu2_bwd_bf16_avx2,
       bf16 ? cpu::matmul_bf16_onednn : cpu::matmul_bf16_widen,

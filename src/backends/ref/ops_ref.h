@@ -228,6 +228,9 @@ inline float from_bf16_1(uint16_t h) {
 inline void to_bf16(uint16_t* dst, const float* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = to_bf16_1(src[i]);
 }
+inline void to_bf16_rows(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) to_bf16(dst + r * ld_dst, src + r * cols, cols);
+}
 inline void relu2_fwd_bf16(uint16_t* out, const float* inp, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float r = inp[i] > 0.0f ? inp[i] : 0.0f;

@@ -38,6 +38,7 @@ const KernelTable& ref_kernels() {
       axpby<float>,
       sum_squares<float>,
       ref::to_bf16,
+      ref::to_bf16_rows,
       ref::relu2_fwd_bf16,
       ref::relu2_bwd_bf16,
       matmul_bf16<float>,
