@@ -70,6 +70,9 @@ struct KernelTable {
                      float bc2);
   // y = a * x + b * y (elementwise), used by Muon.
   void (*axpby)(float* y, const float* x, int64_t n, float a, float b);
+  // Muon's momentum and Nesterov update in one pass: buf = mom buf + (1 - mom) g, then
+  // u = mom buf + (1 - mom) g with the new buf.
+  void (*nesterov)(float* u, float* buf, const float* g, int64_t n, float mom);
   // Sum of squares, accumulated in double.
   double (*sum_squares)(const float* x, int64_t n);
 

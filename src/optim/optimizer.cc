@@ -85,13 +85,10 @@ void Optimizer::muon_update(float* p, const float* g, float* buf, int64_t rows, 
   const int64_t m = tall ? cols : rows, k = tall ? rows : cols;
   {
     profile::Zone zone(profile::kMuon);
-    const float mom = float(cfg_.momentum);
-    k_.axpby(buf, g, n, 1.0f - mom, mom);  // buf = mom buf + (1 - mom) g
-    // Nesterov: u = (1 - mom) g + mom buf, laid out with rows <= cols in x_ (built there
-    // directly when no transpose is needed, else in y_ first).
+    // buf = mom buf + (1 - mom) g; Nesterov u = mom buf + (1 - mom) g, laid out with rows <=
+    // cols in x_ (built there directly when no transpose is needed, else in y_ first).
     float* u = tall ? y_.data() : x_.data();
-    std::memcpy(u, g, size_t(n) * sizeof(float));
-    k_.axpby(u, buf, n, mom, 1.0f - mom);
+    k_.nesterov(u, buf, g, n, float(cfg_.momentum));
     if (tall) transpose(x_.data(), y_.data(), rows, cols);
   }
   {

@@ -518,6 +518,12 @@ TEST(KernelParity, SoftcapXentAndElementwise) {
   cpu.axpby(pf.data(), gf.data(), n, 0.3f, -1.5f);
   EXPECT_LT(rel_err(to_f64(pf.data(), static_cast<size_t>(n)), p), 1e-6);
   EXPECT_NEAR(cpu.sum_squares(pf.data(), n) / ref::sum_squares<double>(p.data(), n), 1.0, 1e-6);
+  Vec u(static_cast<size_t>(n));
+  std::vector<float> uf(static_cast<size_t>(n));
+  ref::nesterov<double>(u.data(), m.data(), gr.data(), n, 0.95);
+  cpu.nesterov(uf.data(), mf.data(), gf.data(), n, 0.95f);
+  EXPECT_LT(rel_err(to_f64(mf.data(), static_cast<size_t>(n)), m), 1e-6);
+  EXPECT_LT(rel_err(to_f64(uf.data(), static_cast<size_t>(n)), u), 1e-6);
 }
 
 // ---------------------------------------------------------------- conventions

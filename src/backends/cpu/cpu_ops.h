@@ -49,6 +49,7 @@ void embed_bwd(float* dwte, const float* dout, const int32_t* ids, int64_t n, in
 void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2, float eps,
                 float wd, float bc1, float bc2);
 void axpby(float* y, const float* x, int64_t n, float a, float b);
+void nesterov(float* u, float* buf, const float* g, int64_t n, float mom);
 double sum_squares(const float* x, int64_t n);
 
 // Mixed precision (kernels.h contracts); the _avx512 variants need avx512f/bw/bf16.

@@ -29,6 +29,7 @@ KernelTable make_cpu_table() {
       cpu::embed_bwd,
       cpu::adamw_step,
       cpu::axpby,
+      cpu::nesterov,
       cpu::sum_squares,
       bf16 ? cpu::to_bf16_avx512 : cpu::to_bf16_avx2,
       bf16 ? cpu::to_bf16_rows_avx512 : cpu::to_bf16_rows_avx2,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Elementwise and small reduction ops: ReLU^2, embedding, AdamW, axpby, sum of squares.
+// Elementwise and small reduction ops: ReLU^2, embedding, AdamW, axpby, Nesterov momentum, sum of
+// squares.
 // All are memory-bound; each is a single pass over contiguous data.
 #include <omp.h>
 
@@ -104,6 +105,22 @@ void axpby(float* y, const float* x, int64_t n, float a, float b) {
       _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_mul_ps(va, _mm256_loadu_ps(x + i)),
                                             _mm256_mul_ps(vb, _mm256_loadu_ps(y + i))));
     for (; i < end; ++i) y[i] = a * x[i] + b * y[i];
+  });
+}
+
+void nesterov(float* u, float* buf, const float* g, int64_t n, float mom) {
+  chunked(n, [=](int64_t i, int64_t end) {
+    const __m256 vm = _mm256_set1_ps(mom), v1 = _mm256_set1_ps(1.0f - mom);
+    for (; i + 8 <= end; i += 8) {
+      const __m256 gg = _mm256_mul_ps(v1, _mm256_loadu_ps(g + i));
+      const __m256 b = _mm256_add_ps(_mm256_mul_ps(vm, _mm256_loadu_ps(buf + i)), gg);
+      _mm256_storeu_ps(buf + i, b);
+      _mm256_storeu_ps(u + i, _mm256_add_ps(_mm256_mul_ps(vm, b), gg));
+    }
+    for (; i < end; ++i) {
+      buf[i] = mom * buf[i] + (1.0f - mom) * g[i];
+      u[i] = mom * buf[i] + (1.0f - mom) * g[i];
+    }
   });
 }
 

@@ -202,6 +202,14 @@ void axpby(T* y, const T* x, int64_t n, T a, T b) {
 }
 
 template <class T>
+void nesterov(T* u, T* buf, const T* g, int64_t n, T mom) {
+  for (int64_t i = 0; i < n; ++i) {
+    buf[i] = mom * buf[i] + (T(1) - mom) * g[i];
+    u[i] = mom * buf[i] + (T(1) - mom) * g[i];
+  }
+}
+
+template <class T>
 double sum_squares(const T* x, int64_t n) {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) s += double(x[i]) * double(x[i]);

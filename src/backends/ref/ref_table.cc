@@ -36,6 +36,7 @@ const KernelTable& ref_kernels() {
       embed_bwd<float>,
       adamw_step<float>,
       axpby<float>,
+      nesterov<float>,
       sum_squares<float>,
       ref::to_bf16,
       ref::to_bf16_rows,
