@@ -106,15 +106,16 @@ class Gpt {
   Buffer<float> datt_, dq_, dk_, dv_; // (N, H*D), (N, KVH*D) x2
   // bf16 only: the weights' copy (params_ layout) and four operand slots.
   Buffer<uint16_t> wbf_;
-  Buffer<uint16_t> h0_, h1_, h2_, h3_;  // N*max(C,HD), N*max(F,HD), max(N*KD, chunk*V), N*KD
+  Buffer<uint16_t> h0_, h1_, h2_, h3_;  // N*max(C,HD), N*max(F,HD+2KD), max(N*KD, chunk*V), N*KD
 };
 
 // Rows of logits processed at once by the fused head + loss: at least kHeadChunkRows, more
-// while the (rows, V) chunk stays within 8 Mi floats (32 MiB), so the head GEMMs are large
-// enough to run near peak and the head gradient is swept fewer times.
+// while the (rows, V) chunk stays within 4 Mi floats (16 MiB, half the L3), so the head GEMMs
+// are large enough to run near peak and the head gradient is swept fewer times (512 rows at
+// V 8192 measured ~1 % faster bf16 steps than 1024 and than 256).
 inline constexpr int64_t kHeadChunkRows = 256;
 inline int64_t head_chunk_rows(int64_t vocab) {
-  const int64_t r = (int64_t(1) << 23) / (vocab > 0 ? vocab : 1);
+  const int64_t r = (int64_t(1) << 22) / (vocab > 0 ? vocab : 1);
   return r < kHeadChunkRows ? kHeadChunkRows : (r > 2048 ? 2048 : r);
 }
 
