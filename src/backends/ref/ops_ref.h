@@ -69,9 +69,18 @@ void rope_apply(T* x, const T* cos, const T* sin, int64_t batch, int64_t t, int6
       }
 }
 
-template <class T>
+// round: applied to each probability where it meets V (identity here; bf16 rounding in
+// attention_fwd_bf16 below).
+struct Exact {
+  template <class T>
+  T operator()(T x) const {
+    return x;
+  }
+};
+
+template <class T, class Round = Exact>
 void attention_fwd(T* out, T* lse, const T* q, const T* k, const T* v, int64_t B, int64_t Tn, int64_t H,
-                   int64_t KVH, int64_t D) {
+                   int64_t KVH, int64_t D, Round round = {}) {
   const T scale = T(1) / std::sqrt(T(D));
   const int64_t group = H / KVH;
   std::vector<T> s(static_cast<size_t>(Tn));
@@ -92,7 +101,7 @@ void attention_fwd(T* out, T* lse, const T* q, const T* k, const T* v, int64_t B
         T* oi = out + ((b * Tn + i) * H + h) * D;
         for (int64_t e = 0; e < D; ++e) oi[e] = 0;
         for (int64_t j = 0; j <= i; ++j) {
-          const T p = std::exp(s[j] - mx) / l;
+          const T p = round(std::exp(s[j] - mx) / l);
           const T* vj = v + ((b * Tn + j) * KVH + h / group) * D;
           for (int64_t e = 0; e < D; ++e) oi[e] += p * vj[e];
         }
@@ -100,9 +109,13 @@ void attention_fwd(T* out, T* lse, const T* q, const T* k, const T* v, int64_t B
       }
 }
 
-template <class T>
+// round: applied to P and dS where they meet dO, K and Q; dout_di: the dout that D_i = dout . out
+// is taken from (dout itself when null; the unrounded one in attention_bwd_bf16).
+template <class T, class Round = Exact>
 void attention_bwd(T* dq, T* dk, T* dv, const T* dout, const T* q, const T* k, const T* v, const T* out,
-                   const T* lse, int64_t B, int64_t Tn, int64_t H, int64_t KVH, int64_t D) {
+                   const T* lse, int64_t B, int64_t Tn, int64_t H, int64_t KVH, int64_t D, Round round = {},
+                   const T* dout_di = nullptr) {
+  if (!dout_di) dout_di = dout;
   const T scale = T(1) / std::sqrt(T(D));
   const int64_t group = H / KVH;
   std::fill(dq, dq + B * Tn * H * D, T(0));
@@ -113,7 +126,7 @@ void attention_bwd(T* dq, T* dk, T* dv, const T* dout, const T* q, const T* k, c
       for (int64_t i = 0; i < Tn; ++i) {
         const int64_t qo = ((b * Tn + i) * H + h) * D;
         T di = 0;  // D_i = dout_i . out_i
-        for (int64_t e = 0; e < D; ++e) di += dout[qo + e] * out[qo + e];
+        for (int64_t e = 0; e < D; ++e) di += dout_di[qo + e] * out[qo + e];
         const T l = lse[(b * H + h) * Tn + i];
         for (int64_t j = 0; j <= i; ++j) {
           const int64_t ko = ((b * Tn + j) * KVH + h / group) * D;
@@ -123,11 +136,11 @@ void attention_bwd(T* dq, T* dk, T* dv, const T* dout, const T* q, const T* k, c
             dp += dout[qo + e] * v[ko + e];
           }
           const T p = std::exp(sdot * scale - l);
-          const T ds = p * (dp - di) * scale;
+          const T ds = round(p * (dp - di) * scale), pr = round(p);
           for (int64_t e = 0; e < D; ++e) {
             dq[qo + e] += ds * k[ko + e];
             dk[ko + e] += ds * q[qo + e];
-            dv[ko + e] += p * dout[qo + e];
+            dv[ko + e] += pr * dout[qo + e];
           }
         }
       }
@@ -286,71 +299,26 @@ std::vector<T> rounded_bf16(const T* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) r[size_t(i)] = round_bf16(x[i]);
   return r;
 }
+struct RoundBf16 {
+  template <class T>
+  T operator()(T x) const {
+    return round_bf16(x);
+  }
+};
 template <class T>
 void attention_fwd_bf16(T* out, T* lse, const T* q, const T* k, const T* v, int64_t B, int64_t Tn, int64_t H,
                         int64_t KVH, int64_t D) {
   const auto qh = rounded_bf16(q, B * Tn * H * D), kh = rounded_bf16(k, B * Tn * KVH * D),
              vh = rounded_bf16(v, B * Tn * KVH * D);
-  const T scale = T(1) / std::sqrt(T(D));
-  const int64_t group = H / KVH;
-  std::vector<T> s(static_cast<size_t>(Tn));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t i = 0; i < Tn; ++i) {
-        const T* qi = qh.data() + ((b * Tn + i) * H + h) * D;
-        T mx = -INFINITY;
-        for (int64_t j = 0; j <= i; ++j) {
-          const T* kj = kh.data() + ((b * Tn + j) * KVH + h / group) * D;
-          T dot = 0;
-          for (int64_t e = 0; e < D; ++e) dot += qi[e] * kj[e];
-          s[size_t(j)] = dot * scale;
-          mx = std::max(mx, s[size_t(j)]);
-        }
-        T l = 0;
-        for (int64_t j = 0; j <= i; ++j) l += std::exp(s[size_t(j)] - mx);
-        T* oi = out + ((b * Tn + i) * H + h) * D;
-        for (int64_t e = 0; e < D; ++e) oi[e] = 0;
-        for (int64_t j = 0; j <= i; ++j) {
-          const T p = round_bf16(std::exp(s[size_t(j)] - mx) / l);
-          const T* vj = vh.data() + ((b * Tn + j) * KVH + h / group) * D;
-          for (int64_t e = 0; e < D; ++e) oi[e] += p * vj[e];
-        }
-        lse[(b * H + h) * Tn + i] = mx + std::log(l);
-      }
+  attention_fwd(out, lse, qh.data(), kh.data(), vh.data(), B, Tn, H, KVH, D, RoundBf16{});
 }
 template <class T>
 void attention_bwd_bf16(T* dq, T* dk, T* dv, const T* dout, const T* q, const T* k, const T* v, const T* out,
                         const T* lse, int64_t B, int64_t Tn, int64_t H, int64_t KVH, int64_t D) {
   const auto qh = rounded_bf16(q, B * Tn * H * D), kh = rounded_bf16(k, B * Tn * KVH * D),
              vh = rounded_bf16(v, B * Tn * KVH * D), dh = rounded_bf16(dout, B * Tn * H * D);
-  const T scale = T(1) / std::sqrt(T(D));
-  const int64_t group = H / KVH;
-  std::fill(dq, dq + B * Tn * H * D, T(0));
-  std::fill(dk, dk + B * Tn * KVH * D, T(0));
-  std::fill(dv, dv + B * Tn * KVH * D, T(0));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t i = 0; i < Tn; ++i) {
-        const int64_t qo = ((b * Tn + i) * H + h) * D;
-        T di = 0;
-        for (int64_t e = 0; e < D; ++e) di += dout[qo + e] * out[qo + e];
-        const T l = lse[(b * H + h) * Tn + i];
-        for (int64_t j = 0; j <= i; ++j) {
-          const int64_t ko = ((b * Tn + j) * KVH + h / group) * D;
-          T sdot = 0, dp = 0;
-          for (int64_t e = 0; e < D; ++e) {
-            sdot += qh[size_t(qo + e)] * kh[size_t(ko + e)];
-            dp += dh[size_t(qo + e)] * vh[size_t(ko + e)];
-          }
-          const T p = std::exp(sdot * scale - l);
-          const T ds = round_bf16(p * (dp - di) * scale), pb = round_bf16(p);
-          for (int64_t e = 0; e < D; ++e) {
-            dq[qo + e] += ds * kh[size_t(ko + e)];
-            dk[ko + e] += ds * qh[size_t(qo + e)];
-            dv[ko + e] += pb * dh[size_t(qo + e)];
-          }
-        }
-      }
+  attention_bwd(dq, dk, dv, dh.data(), qh.data(), kh.data(), vh.data(), out, lse, B, Tn, H, KVH, D, RoundBf16{},
+                dout);
 }
 
 }  // namespace nt::ref

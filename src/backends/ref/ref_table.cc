@@ -17,6 +17,15 @@ void softcap_xent_bf16_f(float* logits, float* losses, const int32_t* targets, i
                          float grad_scale, uint16_t* dlogits) {
   softcap_xent_bf16(logits, losses, targets, rows, v, cap, grad_scale, dlogits);
 }
+void attention_fwd_f(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b, int64_t t,
+                     int64_t h, int64_t kvh, int64_t d) {
+  attention_fwd<float>(out, lse, q, k, v, b, t, h, kvh, d);
+}
+void attention_bwd_f(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
+                     const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h, int64_t kvh,
+                     int64_t d) {
+  attention_bwd<float>(dq, dk, dv, dout, q, k, v, out, lse, b, t, h, kvh, d);
+}
 }  // namespace
 
 const KernelTable& ref_kernels() {
@@ -27,8 +36,8 @@ const KernelTable& ref_kernels() {
       rmsnorm_bwd<float>,
       rope_fwd_f,
       rope_bwd_f,
-      attention_fwd<float>,
-      attention_bwd<float>,
+      attention_fwd_f,
+      attention_bwd_f,
       relu2_fwd<float>,
       relu2_bwd<float>,
       softcap_xent<float>,
