@@ -77,11 +77,15 @@ void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b,
 // (and, for a 2048-row matrix, a different page), which made it cost as much as the momentum.
 static void transpose(float* dst, const float* src, int64_t rows, int64_t cols) {
   constexpr int64_t kTile = 32;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t i0 = 0; i0 < rows; i0 += kTile)
-    for (int64_t j0 = 0; j0 < cols; j0 += kTile)
-      for (int64_t j = j0; j < std::min(cols, j0 + kTile); ++j)
-        for (int64_t i = i0; i < std::min(rows, i0 + kTile); ++i) dst[j * rows + i] = src[i * cols + j];
+#pragma omp parallel
+  {
+    profile::WorkZone work("transpose");
+#pragma omp for collapse(2) schedule(static)
+    for (int64_t i0 = 0; i0 < rows; i0 += kTile)
+      for (int64_t j0 = 0; j0 < cols; j0 += kTile)
+        for (int64_t j = j0; j < std::min(cols, j0 + kTile); ++j)
+          for (int64_t i = i0; i < std::min(rows, i0 + kTile); ++i) dst[j * rows + i] = src[i * cols + j];
+  }
 }
 
 void Optimizer::muon_update(float* p, const float* g, float* buf, int64_t rows, int64_t cols, float lr) {

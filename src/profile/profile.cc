@@ -23,6 +23,7 @@ constexpr size_t kMaxEvents = 2'000'000;
 struct Event {
   int64_t begin_ns, dur_ns;
   Id id;
+  const char* label;  // a work zone's name (id unused), else nullptr
 };
 
 struct ThreadState {
@@ -98,10 +99,21 @@ void end(Id id) {
   // A phase zone counts under its own phase row; an op under the enclosing phase.
   s.total_ns[o.phase][id] += dur;
   s.calls[o.phase][id] += 1;
-  if (s.events.size() < kMaxEvents) s.events.push_back({o.begin_ns, dur, id});
+  if (s.events.size() < kMaxEvents) s.events.push_back({o.begin_ns, dur, id, nullptr});
   else ++s.dropped;
 }
 }  // namespace detail
+
+WorkZone::WorkZone(const char* label) : label_(label), on_(detail::g_enabled) {
+  if (on_) begin_ns_ = now_ns();
+}
+
+WorkZone::~WorkZone() {
+  if (!on_) return;
+  ThreadState& s = self();
+  if (s.events.size() < kMaxEvents) s.events.push_back({begin_ns_, now_ns() - begin_ns_, kOther, label_});
+  else ++s.dropped;
+}
 
 void enable(bool on) {
   if (on && !detail::g_enabled) registry().t0 = Clock::now();
@@ -187,7 +199,7 @@ void write_trace(const std::string& path) {
       first = false;
       for (const Event& e : t->events) {
         std::snprintf(buf, sizeof buf, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
-                      name(e.id), t->tid, double(e.begin_ns) * 1e-3, double(e.dur_ns) * 1e-3);
+                      e.label ? e.label : name(e.id), t->tid, double(e.begin_ns) * 1e-3, double(e.dur_ns) * 1e-3);
         s += buf;
       }
     }

@@ -10,6 +10,11 @@
 // A zone costs one predictable branch when profiling is off. Zones nest; the innermost
 // enclosing phase zone (forward, backward, optimizer, data, eval) names the phase of the op
 // zones inside it, so the table splits each op kind by phase ("backward / attention").
+//
+// Op zones are opened by the thread that drives the step. Inside a kernel's parallel region each
+// OpenMP thread opens a WorkZone, so the trace shows every thread's share of that kernel, and the
+// gaps where a thread waits. oneDNN's GEMMs run on the same threads but are not instrumented:
+// on the worker tracks they are the stretches covered only by the main track's GEMM zones.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -51,6 +56,24 @@ class Zone {
 
  private:
   Id id_;
+  bool on_;
+};
+
+// A trace slice on the calling thread's track, for the body of a parallel region (every thread
+// of the region opens one). label must be a string literal. Work zones are not in the table: the
+// op zone around the kernel call already counts its time once. Out of line on purpose: kernels
+// compiled for AVX-512 open them too, and an inline copy built there could be the one the linker
+// keeps for everyone (a parallel region costs microseconds; one call more is nothing).
+class WorkZone {
+ public:
+  explicit WorkZone(const char* label);
+  ~WorkZone();
+  WorkZone(const WorkZone&) = delete;
+  WorkZone& operator=(const WorkZone&) = delete;
+
+ private:
+  const char* label_;
+  int64_t begin_ns_ = 0;
   bool on_;
 };
 

@@ -5,9 +5,13 @@
 #include <omp.h>
 
 #include <fstream>
+#include <map>
+#include <set>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kernels/kernels.h"
 #include "profile/profile.h"
 #include "test_util.h"
 
@@ -56,6 +60,38 @@ TEST(Profile, PhasesOpsAndTrace) {
   }
   EXPECT_EQ(steps, 2);
   EXPECT_EQ(attn, 4);
+}
+
+// A kernel's parallel region puts one work slice on each thread's track, and nothing in the table
+// beyond the op zone around the call.
+TEST(Profile, KernelWorkZonesGiveOneTrackPerThread) {
+  const int threads = omp_get_max_threads();
+  if (threads < 2) GTEST_SKIP() << "needs 2 OpenMP threads";
+  const KernelTable& k = kernels_for_device("cpu");
+  const int64_t rows = 4096, dim = 64;
+  std::vector<float> x(size_t(rows * dim), 1.5f), y(x.size()), rstd(static_cast<size_t>(rows));
+  profile::reset();
+  profile::enable(true);
+  {
+    profile::Zone st(profile::kStep);
+    profile::Zone z(profile::kNorm);
+    k.rmsnorm_fwd(y.data(), rstd.data(), x.data(), rows, dim, 1e-6f);
+  }
+  profile::enable(false);
+  const std::string r = profile::report();
+  EXPECT_EQ(r.find("rmsnorm fwd"), std::string::npos) << "work zones must stay out of the table\n" << r;
+  const std::string path = test::tmp_dir("profile_work") + "/trace.json";
+  profile::write_trace(path);
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  std::set<int> tids;
+  std::map<int, std::string> names;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M") names[e["tid"].get<int>()] = e["args"]["name"].get<std::string>();
+    if (e["ph"] == "X" && e["name"] == "rmsnorm fwd") tids.insert(e["tid"].get<int>());
+  }
+  EXPECT_EQ(int(tids.size()), threads);
+  for (int t : tids) EXPECT_FALSE(names[t].empty()) << "track " << t << " has no thread name";
 }
 
 }  // namespace

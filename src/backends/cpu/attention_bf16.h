@@ -23,6 +23,7 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
+#include "profile/profile.h"
 
 namespace nt::cpu::attention_bf16 {
 
@@ -126,6 +127,7 @@ void fwd(float* out, float* lse, const float* q, const float* k, const float* v,
   const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
 #pragma omp parallel
   {
+    profile::WorkZone work("attention fwd bf16");
     uint32_t* kt = grab<uint32_t>(kKt, d2 / 2 * T);
     uint32_t* vn = grab<uint32_t>(kVn, t2 / 2 * D);
     uint32_t* rows_buf = grab<uint32_t>(kRows, d2 / 2 * T);
@@ -164,6 +166,7 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
   const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
 #pragma omp parallel
   {
+    profile::WorkZone work("attention bwd bf16");
     uint32_t* kt = grab<uint32_t>(kKt, d2 / 2 * T);
     uint32_t* vt = grab<uint32_t>(kVt, d2 / 2 * T);
     uint32_t* kn = grab<uint32_t>(kKn, t2 / 2 * D);

@@ -18,6 +18,7 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
+#include "profile/profile.h"
 
 namespace nt::cpu {
 
@@ -55,6 +56,7 @@ void attention_fwd(float* out, float* lse, const float* q, const float* k, const
   const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
 #pragma omp parallel
   {
+    profile::WorkZone work("attention fwd");
     std::vector<float> s(size_t(kQBlock * T));
 #pragma omp for collapse(3) schedule(dynamic, 1)
     for (int64_t b = 0; b < B; ++b)
@@ -92,6 +94,7 @@ void attention_bwd(float* dq, float* dk, float* dv, const float* dout, const flo
   const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
 #pragma omp parallel
   {
+    profile::WorkZone work("attention bwd");
     std::vector<float> p(size_t(kQBlock * T)), dp(size_t(kQBlock * T));
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (int64_t b = 0; b < B; ++b)

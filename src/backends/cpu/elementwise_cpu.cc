@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
+#include "profile/profile.h"
 
 namespace nt::cpu {
 
@@ -18,8 +19,12 @@ namespace {
 constexpr int64_t kChunk = 8192;
 template <class F>
 void chunked(int64_t n, F body) {
-#pragma omp parallel for schedule(static) if (n > 4 * kChunk)
-  for (int64_t c0 = 0; c0 < n; c0 += kChunk) body(c0, std::min(n, c0 + kChunk));
+#pragma omp parallel if (n > 4 * kChunk)
+  {
+    profile::WorkZone work("elementwise");
+#pragma omp for schedule(static)
+    for (int64_t c0 = 0; c0 < n; c0 += kChunk) body(c0, std::min(n, c0 + kChunk));
+  }
 }
 }  // namespace
 

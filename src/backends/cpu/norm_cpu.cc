@@ -4,54 +4,67 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
+#include "profile/profile.h"
 
 namespace nt::cpu {
 
 void rmsnorm_fwd(float* out, float* rstd, const float* inp, int64_t rows, int64_t dim, float eps) {
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* x = inp + r * dim;
-    const float s = 1.0f / std::sqrt(sum_sq(x, dim) / float(dim) + eps);
-    rstd[r] = s;
-    float* y = out + r * dim;
-    for (int64_t i = 0; i < dim; ++i) y[i] = x[i] * s;
+#pragma omp parallel
+  {
+    profile::WorkZone work("rmsnorm fwd");
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* x = inp + r * dim;
+      const float s = 1.0f / std::sqrt(sum_sq(x, dim) / float(dim) + eps);
+      rstd[r] = s;
+      float* y = out + r * dim;
+      for (int64_t i = 0; i < dim; ++i) y[i] = x[i] * s;
+    }
   }
 }
 
 void rmsnorm_bwd(float* dinp, const float* dout, const float* out, const float* rstd, int64_t rows, int64_t dim,
                  bool acc) {
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* dy = dout + r * dim;
-    const float* y = out + r * dim;
-    const float m = dot(dy, y, dim) / float(dim);
-    const float s = rstd[r];
-    float* dx = dinp + r * dim;
-    if (acc)
-      for (int64_t i = 0; i < dim; ++i) dx[i] += s * (dy[i] - y[i] * m);
-    else
-      for (int64_t i = 0; i < dim; ++i) dx[i] = s * (dy[i] - y[i] * m);
+#pragma omp parallel
+  {
+    profile::WorkZone work("rmsnorm bwd");
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* dy = dout + r * dim;
+      const float* y = out + r * dim;
+      const float m = dot(dy, y, dim) / float(dim);
+      const float s = rstd[r];
+      float* dx = dinp + r * dim;
+      if (acc)
+        for (int64_t i = 0; i < dim; ++i) dx[i] += s * (dy[i] - y[i] * m);
+      else
+        for (int64_t i = 0; i < dim; ++i) dx[i] = s * (dy[i] - y[i] * m);
+    }
   }
 }
 
 static void rope(float* x, const float* cos, const float* sin, int64_t batch, int64_t t, int64_t heads, int64_t d,
                  float sign) {
   const int64_t half = d / 2;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t p = 0; p < t; ++p) {
-      const float* c = cos + p * half;
-      const float* s = sin + p * half;
-      for (int64_t h = 0; h < heads; ++h) {
-        float* v = x + ((b * t + p) * heads + h) * d;
-        for (int64_t j = 0; j < half; ++j) {
-          const float sn = sign * s[j];
-          const float x1 = v[j], x2 = v[j + half];
-          v[j] = x1 * c[j] + x2 * sn;
-          v[j + half] = x2 * c[j] - x1 * sn;
+#pragma omp parallel
+  {
+    profile::WorkZone work("rotary rows");
+#pragma omp for collapse(2) schedule(static)
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t p = 0; p < t; ++p) {
+        const float* c = cos + p * half;
+        const float* s = sin + p * half;
+        for (int64_t h = 0; h < heads; ++h) {
+          float* v = x + ((b * t + p) * heads + h) * d;
+          for (int64_t j = 0; j < half; ++j) {
+            const float sn = sign * s[j];
+            const float x1 = v[j], x2 = v[j + half];
+            v[j] = x1 * c[j] + x2 * sn;
+            v[j + half] = x2 * c[j] - x1 * sn;
+          }
         }
       }
-    }
+  }
 }
 
 void rope_fwd(float* x, const float* cos, const float* sin, int64_t b, int64_t t, int64_t h, int64_t d) {

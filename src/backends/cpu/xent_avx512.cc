@@ -6,6 +6,7 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx512.h"
+#include "profile/profile.h"
 
 namespace nt::cpu {
 
@@ -15,47 +16,51 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
           uint16_t* dlog) {
   const float inv_cap = 1.0f / cap;
   const __m512 vcap = _mm512_set1_ps(cap), vinv = _mm512_set1_ps(inv_cap);
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    float* l = logits + r * V;
-    uint16_t* d = dlog ? dlog + r * V : nullptr;
-    if (targets[r] < 0) {
-      losses[r] = 0;
-      if (grad_scale != 0.0f)  // explicit loops: no standard-library code in an AVX-512 unit
-        for (int64_t i = 0; i < V; i += 16) {
-          if (d) _mm256_mask_storeu_epi16(d + i, lanes16(V - i), _mm256_setzero_si256());
-          else _mm512_mask_storeu_ps(l + i, lanes16(V - i), _mm512_setzero_ps());
-        }
-      continue;
+#pragma omp parallel
+  {
+    profile::WorkZone work("xent rows avx512");
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      float* l = logits + r * V;
+      uint16_t* d = dlog ? dlog + r * V : nullptr;
+      if (targets[r] < 0) {
+        losses[r] = 0;
+        if (grad_scale != 0.0f)  // explicit loops: no standard-library code in an AVX-512 unit
+          for (int64_t i = 0; i < V; i += 16) {
+            if (d) _mm256_mask_storeu_epi16(d + i, lanes16(V - i), _mm256_setzero_si256());
+            else _mm512_mask_storeu_ps(l + i, lanes16(V - i), _mm512_setzero_ps());
+          }
+        continue;
+      }
+      // Pass 1: z = cap tanh(l / cap), kept in l, and sum exp(z - cap) (|z| <= cap: no max pass).
+      __m512 acc = _mm512_setzero_ps();
+      for (int64_t i = 0; i < V; i += 16) {
+        const __mmask16 m = lanes16(V - i);
+        const __m512 z = _mm512_mul_ps(vcap, tanh16(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, l + i), vinv)));
+        _mm512_mask_storeu_ps(l + i, m, z);
+        acc = _mm512_mask_add_ps(acc, m, acc, exp16(_mm512_sub_ps(z, vcap)));
+      }
+      const float lse = cap + float(std::log(double(_mm512_reduce_add_ps(acc))));
+      const int64_t t = targets[r];
+      losses[r] = lse - l[t];
+      if (grad_scale == 0.0f) continue;
+      // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2.
+      const __m512 vlse = _mm512_set1_ps(lse), vgs = _mm512_set1_ps(grad_scale), one = _mm512_set1_ps(1.0f);
+      const float zt = l[t];
+      for (int64_t i = 0; i < V; i += 16) {
+        const __mmask16 m = lanes16(V - i);
+        const __m512 z = _mm512_maskz_loadu_ps(m, l + i);
+        const __m512 u = _mm512_mul_ps(z, vinv);
+        const __m512 g = _mm512_mul_ps(_mm512_mul_ps(vgs, exp16(_mm512_sub_ps(z, vlse))), _mm512_fnmadd_ps(u, u, one));
+        if (d) _mm256_mask_storeu_epi16(d + i, m, bf16x16(g));
+        else _mm512_mask_storeu_ps(l + i, m, g);
+      }
+      // The one-hot term of the target, with the same derivative factor.
+      const float ut = zt * inv_cap, dz = 1.0f - ut * ut;
+      const float pt = _mm512_cvtss_f32(exp16(_mm512_set1_ps(zt - lse)));
+      if (d) d[t] = uint16_t(_mm256_extract_epi16(bf16x16(_mm512_set1_ps(grad_scale * pt * dz - grad_scale * dz)), 0));
+      else l[t] -= grad_scale * dz;
     }
-    // Pass 1: z = cap tanh(l / cap), kept in l, and sum exp(z - cap) (|z| <= cap: no max pass).
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t i = 0; i < V; i += 16) {
-      const __mmask16 m = lanes16(V - i);
-      const __m512 z = _mm512_mul_ps(vcap, tanh16(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, l + i), vinv)));
-      _mm512_mask_storeu_ps(l + i, m, z);
-      acc = _mm512_mask_add_ps(acc, m, acc, exp16(_mm512_sub_ps(z, vcap)));
-    }
-    const float lse = cap + float(std::log(double(_mm512_reduce_add_ps(acc))));
-    const int64_t t = targets[r];
-    losses[r] = lse - l[t];
-    if (grad_scale == 0.0f) continue;
-    // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2.
-    const __m512 vlse = _mm512_set1_ps(lse), vgs = _mm512_set1_ps(grad_scale), one = _mm512_set1_ps(1.0f);
-    const float zt = l[t];
-    for (int64_t i = 0; i < V; i += 16) {
-      const __mmask16 m = lanes16(V - i);
-      const __m512 z = _mm512_maskz_loadu_ps(m, l + i);
-      const __m512 u = _mm512_mul_ps(z, vinv);
-      const __m512 g = _mm512_mul_ps(_mm512_mul_ps(vgs, exp16(_mm512_sub_ps(z, vlse))), _mm512_fnmadd_ps(u, u, one));
-      if (d) _mm256_mask_storeu_epi16(d + i, m, bf16x16(g));
-      else _mm512_mask_storeu_ps(l + i, m, g);
-    }
-    // The one-hot term of the target, with the same derivative factor.
-    const float ut = zt * inv_cap, dz = 1.0f - ut * ut;
-    const float pt = _mm512_cvtss_f32(exp16(_mm512_set1_ps(zt - lse)));
-    if (d) d[t] = uint16_t(_mm256_extract_epi16(bf16x16(_mm512_set1_ps(grad_scale * pt * dz - grad_scale * dz)), 0));
-    else l[t] -= grad_scale * dz;
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
+#include "profile/profile.h"
 
 namespace nt::cpu {
 
@@ -20,56 +21,60 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
           uint16_t* dlog) {
   const float inv_cap = 1.0f / cap;
   const __m256 vcap = _mm256_set1_ps(cap), vinv = _mm256_set1_ps(inv_cap);
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    float* l = logits + r * V;
-    uint16_t* d = dlog ? dlog + r * V : nullptr;
-    if (targets[r] < 0) {
-      losses[r] = 0;
-      if (grad_scale != 0.0f) {
-        if (d) std::fill(d, d + V, uint16_t(0));
-        else std::fill(l, l + V, 0.0f);
+#pragma omp parallel
+  {
+    profile::WorkZone work("xent rows");
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      float* l = logits + r * V;
+      uint16_t* d = dlog ? dlog + r * V : nullptr;
+      if (targets[r] < 0) {
+        losses[r] = 0;
+        if (grad_scale != 0.0f) {
+          if (d) std::fill(d, d + V, uint16_t(0));
+          else std::fill(l, l + V, 0.0f);
+        }
+        continue;
       }
-      continue;
+      // Pass 1: z = cap tanh(l / cap), kept in l, and sum exp(z - cap). |z| <= cap, so the
+      // shift by cap replaces the usual max pass and nothing overflows.
+      __m256 acc = _mm256_setzero_ps();
+      int64_t i = 0;
+      for (; i + 8 <= V; i += 8) {
+        const __m256 z = _mm256_mul_ps(vcap, tanh8(_mm256_mul_ps(_mm256_loadu_ps(l + i), vinv)));
+        _mm256_storeu_ps(l + i, z);
+        acc = _mm256_add_ps(acc, exp8(_mm256_sub_ps(z, vcap)));
+      }
+      double sum = hsum(acc);
+      for (; i < V; ++i) {
+        l[i] = cap * tanh1(l[i] * inv_cap);
+        sum += exp1(l[i] - cap);
+      }
+      const float lse = cap + float(std::log(sum));
+      const int64_t t = targets[r];
+      losses[r] = lse - l[t];
+      if (grad_scale == 0.0f) continue;
+      // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2.
+      const __m256 vlse = _mm256_set1_ps(lse), vgs = _mm256_set1_ps(grad_scale), one = _mm256_set1_ps(1.0f);
+      const float zt = l[t];
+      for (i = 0; i + 8 <= V; i += 8) {
+        const __m256 z = _mm256_loadu_ps(l + i);
+        const __m256 p = exp8(_mm256_sub_ps(z, vlse));
+        const __m256 u = _mm256_mul_ps(z, vinv);
+        const __m256 g = _mm256_mul_ps(_mm256_mul_ps(vgs, p), _mm256_fnmadd_ps(u, u, one));
+        if (d) _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), bf16x8(g));
+        else _mm256_storeu_ps(l + i, g);
+      }
+      for (; i < V; ++i) {
+        const float u = l[i] * inv_cap, g = grad_scale * exp1(l[i] - lse) * (1.0f - u * u);
+        if (d) d[i] = bf16_1(g);
+        else l[i] = g;
+      }
+      // The one-hot term of the target, with the same derivative factor.
+      const float ut = zt * inv_cap, dz = 1.0f - ut * ut;
+      if (d) d[t] = bf16_1(grad_scale * exp1(zt - lse) * dz - grad_scale * dz);
+      else l[t] -= grad_scale * dz;
     }
-    // Pass 1: z = cap tanh(l / cap), kept in l, and sum exp(z - cap). |z| <= cap, so the
-    // shift by cap replaces the usual max pass and nothing overflows.
-    __m256 acc = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 8 <= V; i += 8) {
-      const __m256 z = _mm256_mul_ps(vcap, tanh8(_mm256_mul_ps(_mm256_loadu_ps(l + i), vinv)));
-      _mm256_storeu_ps(l + i, z);
-      acc = _mm256_add_ps(acc, exp8(_mm256_sub_ps(z, vcap)));
-    }
-    double sum = hsum(acc);
-    for (; i < V; ++i) {
-      l[i] = cap * tanh1(l[i] * inv_cap);
-      sum += exp1(l[i] - cap);
-    }
-    const float lse = cap + float(std::log(sum));
-    const int64_t t = targets[r];
-    losses[r] = lse - l[t];
-    if (grad_scale == 0.0f) continue;
-    // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2.
-    const __m256 vlse = _mm256_set1_ps(lse), vgs = _mm256_set1_ps(grad_scale), one = _mm256_set1_ps(1.0f);
-    const float zt = l[t];
-    for (i = 0; i + 8 <= V; i += 8) {
-      const __m256 z = _mm256_loadu_ps(l + i);
-      const __m256 p = exp8(_mm256_sub_ps(z, vlse));
-      const __m256 u = _mm256_mul_ps(z, vinv);
-      const __m256 g = _mm256_mul_ps(_mm256_mul_ps(vgs, p), _mm256_fnmadd_ps(u, u, one));
-      if (d) _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), bf16x8(g));
-      else _mm256_storeu_ps(l + i, g);
-    }
-    for (; i < V; ++i) {
-      const float u = l[i] * inv_cap, g = grad_scale * exp1(l[i] - lse) * (1.0f - u * u);
-      if (d) d[i] = bf16_1(g);
-      else l[i] = g;
-    }
-    // The one-hot term of the target, with the same derivative factor.
-    const float ut = zt * inv_cap, dz = 1.0f - ut * ut;
-    if (d) d[t] = bf16_1(grad_scale * exp1(zt - lse) * dz - grad_scale * dz);
-    else l[t] -= grad_scale * dz;
   }
 }
 
