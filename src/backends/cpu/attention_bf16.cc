@@ -17,132 +17,102 @@ void* attention_bf16::scratch_buffer(int slot, size_t bytes) {
 
 namespace {
 
-// bf16 bits of 8 floats, round to nearest even, in the low halves of 32-bit lanes (finite
-// inputs: attention never sees NaN unless its inputs have one, and then the loss is NaN anyway).
-inline __m256i round_bf16(__m256 x) {
-  const __m256i u = _mm256_castps_si256(x);
-  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  return _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
-}
-inline uint32_t round_bf16_1(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u + 0x7fffu + ((u >> 16) & 1u);
-}
-
-// dst[j] = bf16(r0[j]) | bf16(r1[j]) << 16 for j < n: two rows interleaved into the pair layout
-// (r1 == nullptr stands for a row of zeros: the padding of an odd count).
-inline void pack_pairs(uint32_t* dst, const float* r0, const float* r1, int64_t n) {
-  const __m256i hi_mask = _mm256_set1_epi32(int(0xffff0000u));
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    const __m256i lo = _mm256_srli_epi32(round_bf16(_mm256_loadu_ps(r0 + j)), 16);
-    const __m256i hi = r1 ? _mm256_and_si256(round_bf16(_mm256_loadu_ps(r1 + j)), hi_mask) : _mm256_setzero_si256();
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j), _mm256_or_si256(lo, hi));
-  }
-  for (; j < n; ++j) dst[j] = (round_bf16_1(r0[j]) >> 16) | (r1 ? round_bf16_1(r1[j]) & 0xffff0000u : 0u);
-}
-
-// dst[0..n) = bf16(src * a), then zeros up to n_pad.
-inline void to_bf16_scaled(uint16_t* dst, const float* src, float a, int64_t n, int64_t n_pad) {
-  const __m256 va = _mm256_set1_ps(a);
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    const __m256i r = _mm256_srli_epi32(round_bf16(_mm256_mul_ps(va, _mm256_loadu_ps(src + j))), 16);
-    const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j), packed);
-  }
-  for (; j < n; ++j) dst[j] = uint16_t(round_bf16_1(src[j] * a) >> 16);
-  for (; j < n_pad; ++j) dst[j] = 0;
-}
-
-// p[0..n) = exp(a s - sub); returns the sum.
-inline float exp_row(float* p, const float* s, int64_t n, float a, float sub) {
-  const __m256 va = _mm256_set1_ps(a), vs = _mm256_set1_ps(sub);
-  __m256 acc = _mm256_setzero_ps();
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    const __m256 e = exp8(_mm256_fmsub_ps(va, _mm256_loadu_ps(s + j), vs));
-    _mm256_storeu_ps(p + j, e);
-    acc = _mm256_add_ps(acc, e);
-  }
-  float sum = hsum(acc);
-  for (; j < n; ++j) sum += (p[j] = exp1(a * s[j] - sub));
-  return sum;
-}
-
-inline float row_max(const float* s, int64_t n) {
-  __m256 m = _mm256_set1_ps(-INFINITY);
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(s + j));
-  alignas(32) float t[8];
-  _mm256_store_ps(t, m);
-  float mx = *std::max_element(t, t + 8);
-  for (; j < n; ++j) mx = std::max(mx, s[j]);
-  return mx;
-}
-
-// One pair of query rows of the backward's elementwise part, fused: from the scores S and dP
-// (fp32, rows r0 = 2 rr and r0 + 1 of the block), P = exp(a S - lse) and dS = P (dP - D_i) a,
-// both zero right of the diagonal, written only as bf16 operands: P and dS in pairs of rows (the
-// B operands of dVᵀ and dKᵀ) and dS row-major (the A operand of dQ). two: the second row exists.
-inline void backward_pair(uint32_t* pv, uint32_t* dsv, uint16_t* dsa0, uint16_t* dsa1, const float* s0, const float* s1,
-                   const float* dp0, const float* dp1, int64_t n, int64_t nv0, float lse0, float lse1, float di0,
-                   float di1, float a, bool two) {
-  const __m256 va = _mm256_set1_ps(a), l0 = _mm256_set1_ps(lse0), l1 = _mm256_set1_ps(lse1);
-  const __m256 vd0 = _mm256_set1_ps(di0), vd1 = _mm256_set1_ps(di1);
-  const __m256i hi = _mm256_set1_epi32(int(0xffff0000u));
-  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i lim0 = _mm256_set1_epi32(int(nv0)), lim1 = _mm256_set1_epi32(int(nv0 + 1));
-  auto store8 = [](uint16_t* dst, __m256i r) {
-    r = _mm256_srli_epi32(r, 16);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
-                     _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
-  };
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    const __m256i jv = _mm256_add_epi32(iota, _mm256_set1_epi32(int(j)));
-    const __m256 m0 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(lim0, jv));
-    const __m256 p0 = _mm256_and_ps(m0, exp8(_mm256_fmsub_ps(va, _mm256_loadu_ps(s0 + j), l0)));
-    const __m256 g0 = _mm256_mul_ps(_mm256_mul_ps(p0, va), _mm256_sub_ps(_mm256_loadu_ps(dp0 + j), vd0));
-    const __m256i rp0 = round_bf16(p0), rg0 = round_bf16(g0);
-    __m256i rp1 = _mm256_setzero_si256(), rg1 = _mm256_setzero_si256();
-    if (two) {
-      const __m256 m1 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(lim1, jv));
-      const __m256 p1 = _mm256_and_ps(m1, exp8(_mm256_fmsub_ps(va, _mm256_loadu_ps(s1 + j), l1)));
-      const __m256 g1 = _mm256_mul_ps(_mm256_mul_ps(p1, va), _mm256_sub_ps(_mm256_loadu_ps(dp1 + j), vd1));
-      rp1 = round_bf16(p1), rg1 = round_bf16(g1);
-      store8(dsa1 + j, rg1);
-    }
-    store8(dsa0 + j, rg0);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(pv + j),
-                        _mm256_or_si256(_mm256_srli_epi32(rp0, 16), _mm256_and_si256(rp1, hi)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dsv + j),
-                        _mm256_or_si256(_mm256_srli_epi32(rg0, 16), _mm256_and_si256(rg1, hi)));
-  }
-  for (; j < n; ++j) {
-    const float p0 = j < nv0 ? exp1(a * s0[j] - lse0) : 0.0f, g0 = p0 * a * (dp0[j] - di0);
-    const float p1 = two && j < nv0 + 1 ? exp1(a * s1[j] - lse1) : 0.0f, g1 = p1 * a * (dp1[j] - di1);
-    const uint32_t rp0 = round_bf16_1(p0), rg0 = round_bf16_1(g0), rp1 = round_bf16_1(p1), rg1 = round_bf16_1(g1);
-    dsa0[j] = uint16_t(rg0 >> 16);
-    if (two) dsa1[j] = uint16_t(rg1 >> 16);
-    pv[j] = (rp0 >> 16) | (rp1 & 0xffff0000u);
-    dsv[j] = (rg0 >> 16) | (rg1 & 0xffff0000u);
-  }
-}
-
+// The AVX2 elementwise policy of attention_bf16.h.
 struct Avx2Ops {
   static constexpr GemmVnniBf16 gemm = gemm_vnni_bf16_portable;
-  static void pack_pairs(uint32_t* dst, const float* r0, const float* r1, int64_t n) { cpu::pack_pairs(dst, r0, r1, n); }
-  static void to_bf16_scaled(uint16_t* dst, const float* src, float a, int64_t n, int64_t n_pad) {
-    cpu::to_bf16_scaled(dst, src, a, n, n_pad);
+
+  // dst[j] = bf16(r0[j]) | bf16(r1[j]) << 16 for j < n: two rows interleaved into the pair layout
+  // (r1 == nullptr stands for a row of zeros: the padding of an odd count).
+  static void pack_pairs(uint32_t* dst, const float* r0, const float* r1, int64_t n) {
+    const __m256i hi_mask = _mm256_set1_epi32(int(0xffff0000u));
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+      const __m256i lo = _mm256_srli_epi32(bf16_hi8(_mm256_loadu_ps(r0 + j)), 16);
+      const __m256i hi = r1 ? _mm256_and_si256(bf16_hi8(_mm256_loadu_ps(r1 + j)), hi_mask) : _mm256_setzero_si256();
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j), _mm256_or_si256(lo, hi));
+    }
+    for (; j < n; ++j) dst[j] = (bf16_hi1(r0[j]) >> 16) | (r1 ? bf16_hi1(r1[j]) & 0xffff0000u : 0u);
   }
-  static float row_max(const float* s, int64_t n) { return cpu::row_max(s, n); }
-  static float exp_row(float* p, const float* s, int64_t n, float a, float sub) { return cpu::exp_row(p, s, n, a, sub); }
-  static void backward_pair(uint32_t* pv, uint32_t* dsv, uint16_t* dsa0, uint16_t* dsa1, const float* s0,
-                            const float* s1, const float* dp0, const float* dp1, int64_t n, int64_t nv0, float lse0,
-                            float lse1, float di0, float di1, float a, bool two) {
-    cpu::backward_pair(pv, dsv, dsa0, dsa1, s0, s1, dp0, dp1, n, nv0, lse0, lse1, di0, di1, a, two);
+
+  // dst[0..n) = bf16(src * a), then zeros up to n_pad.
+  static void to_bf16_scaled(uint16_t* dst, const float* src, float a, int64_t n, int64_t n_pad) {
+    const __m256 va = _mm256_set1_ps(a);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j), bf16x8(_mm256_mul_ps(va, _mm256_loadu_ps(src + j))));
+    for (; j < n; ++j) dst[j] = bf16_1(src[j] * a);
+    for (; j < n_pad; ++j) dst[j] = 0;
+  }
+
+  // p[0..n) = exp(a s - sub); returns the sum.
+  static float exp_row(float* p, const float* s, int64_t n, float a, float sub) {
+    const __m256 va = _mm256_set1_ps(a), vs = _mm256_set1_ps(sub);
+    __m256 acc = _mm256_setzero_ps();
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+      const __m256 e = exp8(_mm256_fmsub_ps(va, _mm256_loadu_ps(s + j), vs));
+      _mm256_storeu_ps(p + j, e);
+      acc = _mm256_add_ps(acc, e);
+    }
+    float sum = hsum(acc);
+    for (; j < n; ++j) sum += (p[j] = exp1(a * s[j] - sub));
+    return sum;
+  }
+
+  static float row_max(const float* s, int64_t n) {
+    __m256 m = _mm256_set1_ps(-INFINITY);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(s + j));
+    alignas(32) float t[8];
+    _mm256_store_ps(t, m);
+    float mx = *std::max_element(t, t + 8);
+    for (; j < n; ++j) mx = std::max(mx, s[j]);
+    return mx;
+  }
+
+  // One pair of query rows of the backward's elementwise part, fused: from the scores S and dP
+  // (fp32, rows r0 = 2 rr and r0 + 1 of the block), P = exp(a S - lse) and dS = P (dP - D_i) a,
+  // both zero right of the diagonal, written only as bf16 operands: P and dS in pairs of rows (the
+  // B operands of dVᵀ and dKᵀ) and dS row-major (the A operand of dQ). two: the second row exists.
+  static void backward_pair(uint32_t* pv, uint32_t* dsv, uint16_t* dsa0, uint16_t* dsa1, const float* s0, const float* s1,
+                     const float* dp0, const float* dp1, int64_t n, int64_t nv0, float lse0, float lse1, float di0,
+                     float di1, float a, bool two) {
+    const __m256 va = _mm256_set1_ps(a), l0 = _mm256_set1_ps(lse0), l1 = _mm256_set1_ps(lse1);
+    const __m256 vd0 = _mm256_set1_ps(di0), vd1 = _mm256_set1_ps(di1);
+    const __m256i hi = _mm256_set1_epi32(int(0xffff0000u));
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i lim0 = _mm256_set1_epi32(int(nv0)), lim1 = _mm256_set1_epi32(int(nv0 + 1));
+    auto store8 = [](uint16_t* dst, __m256i r) { _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), pack_hi8(r)); };
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+      const __m256i jv = _mm256_add_epi32(iota, _mm256_set1_epi32(int(j)));
+      const __m256 m0 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(lim0, jv));
+      const __m256 p0 = _mm256_and_ps(m0, exp8(_mm256_fmsub_ps(va, _mm256_loadu_ps(s0 + j), l0)));
+      const __m256 g0 = _mm256_mul_ps(_mm256_mul_ps(p0, va), _mm256_sub_ps(_mm256_loadu_ps(dp0 + j), vd0));
+      const __m256i rp0 = bf16_hi8(p0), rg0 = bf16_hi8(g0);
+      __m256i rp1 = _mm256_setzero_si256(), rg1 = _mm256_setzero_si256();
+      if (two) {
+        const __m256 m1 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(lim1, jv));
+        const __m256 p1 = _mm256_and_ps(m1, exp8(_mm256_fmsub_ps(va, _mm256_loadu_ps(s1 + j), l1)));
+        const __m256 g1 = _mm256_mul_ps(_mm256_mul_ps(p1, va), _mm256_sub_ps(_mm256_loadu_ps(dp1 + j), vd1));
+        rp1 = bf16_hi8(p1), rg1 = bf16_hi8(g1);
+        store8(dsa1 + j, rg1);
+      }
+      store8(dsa0 + j, rg0);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(pv + j),
+                          _mm256_or_si256(_mm256_srli_epi32(rp0, 16), _mm256_and_si256(rp1, hi)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dsv + j),
+                          _mm256_or_si256(_mm256_srli_epi32(rg0, 16), _mm256_and_si256(rg1, hi)));
+    }
+    for (; j < n; ++j) {
+      const float p0 = j < nv0 ? exp1(a * s0[j] - lse0) : 0.0f, g0 = p0 * a * (dp0[j] - di0);
+      const float p1 = two && j < nv0 + 1 ? exp1(a * s1[j] - lse1) : 0.0f, g1 = p1 * a * (dp1[j] - di1);
+      const uint32_t rp0 = bf16_hi1(p0), rg0 = bf16_hi1(g0), rp1 = bf16_hi1(p1), rg1 = bf16_hi1(g1);
+      dsa0[j] = uint16_t(rg0 >> 16);
+      if (two) dsa1[j] = uint16_t(rg1 >> 16);
+      pv[j] = (rp0 >> 16) | (rp1 & 0xffff0000u);
+      dsv[j] = (rg0 >> 16) | (rg1 & 0xffff0000u);
+    }
   }
 };
 

@@ -92,19 +92,27 @@ inline float tanh1(float x) {
   return v[0];
 }
 
-// fp32 -> bf16 bits, round to nearest even (finite inputs; NaN is not preserved), for operands
-// written straight from a vectorised pass: 8 lanes packed into 128 bits, and the scalar tail.
-inline __m128i bf16x8(__m256 x) {
+// fp32 -> bf16 round to nearest even (finite inputs; NaN is not preserved), for operands written
+// straight from a vectorised pass. bf16_hi8 / bf16_hi1 leave the bf16 bits in the high half of
+// each 32-bit lane (the low half is garbage), which is what interleaving two rows into pairs
+// wants; bf16x8 packs 8 lanes into 128 bits, bf16_1 is the scalar tail.
+inline __m256i bf16_hi8(__m256 x) {
   const __m256i u = _mm256_castps_si256(x);
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
-  return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+  return _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
 }
-inline uint16_t bf16_1(float x) {
+inline uint32_t bf16_hi1(float x) {
   uint32_t u;
   std::memcpy(&u, &x, 4);
-  return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  return u + 0x7fffu + ((u >> 16) & 1u);
 }
+// The bf16 bits of 8 lanes already rounded by bf16_hi8, packed into 128 bits.
+inline __m128i pack_hi8(__m256i r) {
+  r = _mm256_srli_epi32(r, 16);
+  return _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+}
+inline __m128i bf16x8(__m256 x) { return pack_hi8(bf16_hi8(x)); }
+inline uint16_t bf16_1(float x) { return uint16_t(bf16_hi1(x) >> 16); }
 
 }  // namespace
 }  // namespace nt::cpu
