@@ -167,18 +167,21 @@ TEST(KernelGrad, EmbeddingAndMatmul) {
 
 // ---------------------------------------------------------------- CPU backend vs reference
 
+// Every transpose and both betas; shapes with k > n take the matmul primitive on C = A B^T
+// (matmul_cpu.cc), the others sgemm.
 TEST(KernelParity, MatmulAllTransposes) {
   for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 9, 17}, {33, 65, 129}, {64, 31, 257}}) {
     for (int ta = 0; ta < 2; ++ta)
-      for (int tb = 0; tb < 2; ++tb) {
-        Vec a = randn(M * K, 20), b = randn(K * N, 21), c0 = randn(M * N, 22);
-        Vec cref = c0;
-        ref::matmul<double>(cref.data(), a.data(), b.data(), M, N, K, ta, tb, 1.0);
-        auto af = to_f32(a), bf = to_f32(b), cf = to_f32(c0);
-        cpu.matmul(cf.data(), af.data(), bf.data(), M, N, K, ta, tb, 1.0f);
-        EXPECT_LT(rel_err(to_f64(cf.data(), cf.size()), cref), 20 * std::sqrt(double(K)) * 6e-8)
-            << M << "x" << N << "x" << K << " ta=" << ta << " tb=" << tb;
-      }
+      for (int tb = 0; tb < 2; ++tb)
+        for (double beta : {0.0, 1.0}) {
+          Vec a = randn(M * K, 20), b = randn(K * N, 21), c0 = randn(M * N, 22);
+          Vec cref = c0;
+          ref::matmul<double>(cref.data(), a.data(), b.data(), M, N, K, ta, tb, beta);
+          auto af = to_f32(a), bf = to_f32(b), cf = to_f32(c0);
+          cpu.matmul(cf.data(), af.data(), bf.data(), M, N, K, ta, tb, float(beta));
+          EXPECT_LT(rel_err(to_f64(cf.data(), cf.size()), cref), 20 * std::sqrt(double(K)) * 6e-8)
+              << M << "x" << N << "x" << K << " ta=" << ta << " tb=" << tb << " beta=" << beta;
+        }
   }
 }
 

@@ -6,6 +6,10 @@
 namespace nt::cpu {
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
+// The same product through oneDNN's cached matmul primitive (matmul_bf16.cc); returns false, having
+// done nothing, where oneDNN has only its reference implementation for this CPU.
+bool matmul_f32_brgemm(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                       float beta);
 
 // The Gram product C = X X^T (a == b, B transposed, beta 0; Muon's Newton-Schulz) is symmetric:
 // both GEMM paths multiply only the upper triangle by block rows (62.5 % of the FLOPs with 4

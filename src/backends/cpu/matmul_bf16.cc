@@ -3,7 +3,10 @@
 // linear-layer patterns (they run oneDNN's jit bf16 GEMM), its matmul primitive (brgemm on
 // AVX-512-BF16) for the rest, and the fp32 -> bf16 conversions' AVX2 floor.
 //
-// Primitives are cached by (m, n, k, transposes, beta, output type): a training step reuses a few dozen
+// The fp32 matmul primitive (brgemm) is here too, for the one pattern where it beats sgemm
+// (matmul_cpu.cc says which).
+//
+// Primitives are cached by (m, n, k, transposes, beta, types): a training step reuses a few dozen
 // shapes, and building a primitive costs far more than running a small one. Transposes are
 // strides, so no operand is copied. The cache is not thread-safe: GEMMs are issued from the
 // thread that drives the step (oneDNN threads them on the same OpenMP pool).
@@ -38,12 +41,13 @@ struct Prim {
   int arg_a = DNNL_ARG_SRC, arg_b = DNNL_ARG_WEIGHTS, arg_c = DNNL_ARG_DST;
   float beta = 0.0f;
   std::vector<float> tmp;
+  bool reference = false;  // oneDNN chose its reference implementation (no jit for this CPU)
 };
 
 struct Cache {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{eng};
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool, float, bool, int64_t>, std::unique_ptr<Prim>> prims;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool, float, bool, int64_t, bool>, std::unique_ptr<Prim>> prims;
 };
 
 Cache& cache() {
@@ -120,16 +124,19 @@ bool make_inner_product(Prim& p, int64_t m, int64_t n, int64_t k, bool ta, bool 
   return false;
 }
 
-// bf16_out: C is bf16 (oneDNN rounds to nearest even), else fp32. ldc: C's row stride.
-Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bool bf16_out, int64_t ldc) {
+// bf16_out: C is bf16 (oneDNN rounds to nearest even), else fp32. ldc: C's row stride. f32_in:
+// A and B are fp32 (matmul primitive only; C fp32).
+Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bool bf16_out, int64_t ldc,
+               bool f32_in = false) {
   Cache& cc = cache();
-  auto key = std::make_tuple(m, n, k, ta, tb, beta, bf16_out, ldc);
+  auto key = std::make_tuple(m, n, k, ta, tb, beta, bf16_out, ldc, f32_in);
   auto it = cc.prims.find(key);
   if (it != cc.prims.end()) return *it->second;
   auto p = std::make_unique<Prim>();
-  if (ldc != n || !make_inner_product(*p, m, n, k, ta, tb, beta, bf16_out)) {
-    const dnnl::memory::desc a({m, k}, dt::bf16, ta ? dims{1, m} : dims{k, 1});
-    const dnnl::memory::desc b({k, n}, dt::bf16, tb ? dims{1, k} : dims{n, 1});
+  if (f32_in || ldc != n || !make_inner_product(*p, m, n, k, ta, tb, beta, bf16_out)) {
+    const dt in = f32_in ? dt::f32 : dt::bf16;
+    const dnnl::memory::desc a({m, k}, in, ta ? dims{1, m} : dims{k, 1});
+    const dnnl::memory::desc b({k, n}, in, tb ? dims{1, k} : dims{n, 1});
     const dnnl::memory::desc c({m, n}, bf16_out ? dt::bf16 : dt::f32, dims{ldc, 1});
     dnnl::primitive_attr attr;
     if (beta != 0.0f) {
@@ -140,9 +147,10 @@ Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bo
     try {
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, cc.eng);
       p->prim = dnnl::matmul(pd);
+      p->reference = std::string(pd.impl_info_str()).find("ref") != std::string::npos;
     } catch (const dnnl::error& e) {
-      NT_CHECK(false, "oneDNN bf16 matmul (m=%ld n=%ld k=%ld ta=%d tb=%d): %s", long(m), long(n), long(k), int(ta),
-               int(tb), e.what());
+      NT_CHECK(false, "oneDNN %s matmul (m=%ld n=%ld k=%ld ta=%d tb=%d): %s", f32_in ? "fp32" : "bf16", long(m),
+               long(n), long(k), int(ta), int(tb), e.what());
     }
     p->a = dnnl::memory(a, cc.eng, DNNL_MEMORY_NONE);
     p->b = dnnl::memory(b, cc.eng, DNNL_MEMORY_NONE);
@@ -167,6 +175,15 @@ void run(Prim& p, const void* a, const void* b, void* c) {
 }
 
 }  // namespace
+
+bool matmul_f32_brgemm(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                       float beta) {
+  NT_CHECK(!omp_in_parallel(), "matmul must be called outside parallel regions");
+  Prim& p = get_prim(m, n, k, ta, tb, beta, false, n, true);
+  if (p.reference) return false;
+  run(p, a, b, c);
+  return true;
+}
 
 void matmul_bf16_onednn(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                         bool tb, float beta) {
