@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "core/check.h"
 #include "profile/profile.h"
@@ -58,19 +59,23 @@ Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTab
   b_.resize(size_t(max_gram));
 }
 
+// The polynomial's linear term is folded into the last GEMM, X' = (a I + b A + c A A) X, and
+// the iterate ping-pongs between x and y: no pass over the (m, n) iterate besides the GEMMs.
 void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b, int64_t m, int64_t n, int steps) {
   NT_CHECK(m <= n, "newton_schulz wants rows <= cols (%ld, %ld)", long(m), long(n));
   const float ca = 3.4445f, cb = -4.7750f, cc = 2.0315f;
   const float norm = float(std::sqrt(k.sum_squares(x, m * n)));
   k.axpby(x, x, m * n, 0.0f, 1.0f / (norm + 1e-7f));
+  float *cur = x, *next = y;
   for (int it = 0; it < steps; ++it) {
-    k.matmul(a, x, x, m, m, n, false, true, 0.0f);  // A = X X^T      (m, m)
-    k.matmul(b, a, a, m, m, m, false, false, 0.0f); // B = A A
-    k.axpby(b, a, m * m, cb, cc);                   // B = b A + c A A
-    k.matmul(y, b, x, m, n, m, false, false, 0.0f); // Y = B X
-    k.axpby(y, x, m * n, ca, 1.0f);                 // Y = a X + B X
-    std::memcpy(x, y, size_t(m * n) * sizeof(float));
+    k.matmul(a, cur, cur, m, m, n, false, true, 0.0f);  // A = X X^T      (m, m)
+    k.matmul(b, a, a, m, m, m, false, false, 0.0f);     // A A
+    k.axpby(b, a, m * m, cb, cc);                       // b A + c A A
+    for (int64_t i = 0; i < m; ++i) b[i * m + i] += ca; // + a I
+    k.matmul(next, b, cur, m, n, m, false, false, 0.0f); // X' = (a I + b A + c A A) X
+    std::swap(cur, next);
   }
+  if (cur != x) std::memcpy(x, cur, size_t(m * n) * sizeof(float));
 }
 
 // In 32 x 32 tiles: a row-at-a-time transpose writes every element to a different cache line

@@ -6,16 +6,19 @@
 namespace nt::cpu {
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
-// The same product through oneDNN's cached matmul primitive (matmul_bf16.cc); returns false, having
-// done nothing, where oneDNN has only its reference implementation for this CPU.
-bool matmul_f32_brgemm(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
-                       float beta);
+// The same product through oneDNN's cached matmul primitive (matmul_bf16.cc), C with row stride
+// ldc; returns false, having done nothing, where oneDNN has only its reference implementation
+// for this CPU.
+bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                       bool ta, bool tb, float beta);
 
 // The Gram product C = X X^T (a == b, B transposed, beta 0; Muon's Newton-Schulz) is symmetric:
-// both GEMM paths multiply only the upper triangle by block rows (62.5 % of the FLOPs with 4
-// block rows) and mirror the rest. is_gram says whether a call qualifies (long enough to gain);
-// for_each_gram_block_row calls gemm(i0, rows) for C[i0:i0+rows, i0:m] = X[i0:i0+rows] X[i0:m]^T;
-// mirror_upper_triangle copies the strict upper triangle below the diagonal.
+// the bf16 path multiplies only the upper triangle by block rows (62.5 % of the FLOPs with 4
+// block rows) and mirrors the rest. (fp32 takes the whole product through the matmul primitive:
+// that measured faster than sgemm on the block rows.) is_gram says whether a call qualifies
+// (long enough to gain); for_each_gram_block_row calls gemm(i0, rows) for
+// C[i0:i0+rows, i0:m] = X[i0:i0+rows] X[i0:m]^T; mirror_upper_triangle copies the strict upper
+// triangle below the diagonal.
 inline bool is_gram(const void* a, const void* b, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float beta) {
   // Long products only (k >= 2m): the block rows run less efficiently than one GEMM, which
   // outweighs the saved FLOPs on square X (Newton-Schulz x5 on 384 x 384 and 512 x 512 measured

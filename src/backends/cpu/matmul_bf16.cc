@@ -176,10 +176,10 @@ void run(Prim& p, const void* a, const void* b, void* c) {
 
 }  // namespace
 
-bool matmul_f32_brgemm(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
-                       float beta) {
+bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                       bool ta, bool tb, float beta) {
   NT_CHECK(!omp_in_parallel(), "matmul must be called outside parallel regions");
-  Prim& p = get_prim(m, n, k, ta, tb, beta, false, n, true);
+  Prim& p = get_prim(m, n, k, ta, tb, beta, false, ldc, true);
   if (p.reference) return false;
   run(p, a, b, c);
   return true;
