@@ -85,7 +85,7 @@ static void transpose(float* dst, const float* src, int64_t rows, int64_t cols) 
 #pragma omp parallel
   {
     profile::WorkZone work("transpose");
-#pragma omp for collapse(2) schedule(static)
+#pragma omp for collapse(2) schedule(static) nowait
     for (int64_t i0 = 0; i0 < rows; i0 += kTile)
       for (int64_t j0 = 0; j0 < cols; j0 += kTile)
         for (int64_t j = j0; j < std::min(cols, j0 + kTile); ++j)

@@ -134,7 +134,7 @@ void fwd(float* out, float* lse, const float* q, const float* k, const float* v,
     uint16_t* qa = grab<uint16_t>(kQa, kQBlock * d2);
     uint16_t* pa = grab<uint16_t>(kPa, kQBlock * t2);
     float* s = grab<float>(kS, kQBlock * T);
-#pragma omp for collapse(2) schedule(dynamic, 1)
+#pragma omp for collapse(2) schedule(dynamic, 1) nowait
     for (int64_t b = 0; b < B; ++b)
       for (int64_t kvh = 0; kvh < KVH; ++kvh) {
         pack_transposed<Ops>(kt, k + b * T * ks + kvh * D, ks, T, D, rows_buf);

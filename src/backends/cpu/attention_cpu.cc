@@ -58,7 +58,7 @@ void attention_fwd(float* out, float* lse, const float* q, const float* k, const
   {
     profile::WorkZone work("attention fwd");
     std::vector<float> s(size_t(kQBlock * T));
-#pragma omp for collapse(3) schedule(dynamic, 1)
+#pragma omp for collapse(3) schedule(dynamic, 1) nowait
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < H; ++h)
         for (int64_t blk = 0; blk < nblocks; ++blk) {
@@ -96,7 +96,7 @@ void attention_bwd(float* dq, float* dk, float* dv, const float* dout, const flo
   {
     profile::WorkZone work("attention bwd");
     std::vector<float> p(size_t(kQBlock * T)), dp(size_t(kQBlock * T));
-#pragma omp for collapse(2) schedule(dynamic, 1)
+#pragma omp for collapse(2) schedule(dynamic, 1) nowait
     for (int64_t b = 0; b < B; ++b)
       for (int64_t kvh = 0; kvh < KVH; ++kvh) {
         const float* kb = k + b * T * ks + kvh * D;

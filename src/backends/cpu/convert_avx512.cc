@@ -18,7 +18,7 @@ void convert(uint16_t* dst, const float* src, int64_t n) {
 #pragma omp parallel if (n > 2 * kChunk)
   {
     profile::WorkZone work("to bf16");
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
       const int64_t c1 = c0 + kChunk < n ? c0 + kChunk : n;
       const __m512 zero = _mm512_setzero_ps();
@@ -48,7 +48,7 @@ void relu2_bwd(uint16_t* dst, const float* dout, const float* inp, int64_t n) {
 #pragma omp parallel if (n > 2 * kChunk)
   {
     profile::WorkZone work("relu2 bwd bf16");
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
       const int64_t c1 = c0 + kChunk < n ? c0 + kChunk : n;
       const __m512 zero = _mm512_setzero_ps(), two = _mm512_set1_ps(2.0f);
@@ -72,7 +72,7 @@ void to_bf16_rows_avx512(uint16_t* dst, int64_t ld_dst, const float* src, int64_
 #pragma omp parallel if (rows * cols > 32768)
   {
     profile::WorkZone work("to bf16 rows");
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < cols; j += 16) {
         const __mmask16 m = cols - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (cols - j)) - 1);

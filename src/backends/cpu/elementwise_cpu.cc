@@ -22,7 +22,7 @@ void chunked(int64_t n, F body) {
 #pragma omp parallel if (n > 4 * kChunk)
   {
     profile::WorkZone work("elementwise");
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t c0 = 0; c0 < n; c0 += kChunk) body(c0, std::min(n, c0 + kChunk));
   }
 }

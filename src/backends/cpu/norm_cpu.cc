@@ -12,7 +12,7 @@ void rmsnorm_fwd(float* out, float* rstd, const float* inp, int64_t rows, int64_
 #pragma omp parallel
   {
     profile::WorkZone work("rmsnorm fwd");
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < rows; ++r) {
       const float* x = inp + r * dim;
       const float s = 1.0f / std::sqrt(sum_sq(x, dim) / float(dim) + eps);
@@ -28,7 +28,7 @@ void rmsnorm_bwd(float* dinp, const float* dout, const float* out, const float* 
 #pragma omp parallel
   {
     profile::WorkZone work("rmsnorm bwd");
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < rows; ++r) {
       const float* dy = dout + r * dim;
       const float* y = out + r * dim;
@@ -49,7 +49,7 @@ static void rope(float* x, const float* cos, const float* sin, int64_t batch, in
 #pragma omp parallel
   {
     profile::WorkZone work("rotary rows");
-#pragma omp for collapse(2) schedule(static)
+#pragma omp for collapse(2) schedule(static) nowait
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t p = 0; p < t; ++p) {
         const float* c = cos + p * half;

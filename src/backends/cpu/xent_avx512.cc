@@ -19,7 +19,7 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
 #pragma omp parallel
   {
     profile::WorkZone work("xent rows avx512");
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < rows; ++r) {
       float* l = logits + r * V;
       uint16_t* d = dlog ? dlog + r * V : nullptr;
