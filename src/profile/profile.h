@@ -62,10 +62,10 @@ class Zone {
 // A trace slice on the calling thread's track, for the body of a parallel region (every thread
 // of the region opens one; its work-sharing loop takes `nowait`, so that the slice ends when the
 // thread's share does and the region's closing barrier shows as the gap before the next op).
-// label must be a string literal. Work zones are not in the table: the
-// op zone around the kernel call already counts its time once. Out of line on purpose: kernels
-// compiled for AVX-512 open them too, and an inline copy built there could be the one the linker
-// keeps for everyone (a parallel region costs microseconds; one call more is nothing).
+// label must be a string literal. Work zones are not in the table: the op zone around the
+// kernel call already counts its time once. Out of line on purpose: kernels compiled for
+// AVX-512 open them too, and an inline copy built there could be the one the linker keeps for
+// everyone (a parallel region costs microseconds; one call more is nothing).
 class WorkZone {
  public:
   explicit WorkZone(const char* label);
