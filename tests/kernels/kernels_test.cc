@@ -238,8 +238,9 @@ TEST(KernelParity, Attention) {
 }
 
 TEST(KernelParity, MatmulGramIsSymmetricAndExact) {
-  // X X^T takes the symmetric path (upper block triangle + mirror) from 128 rows up, when the
-  // product is at least twice as long as X is tall.
+  // X X^T takes the Gram path from 128 rows up, when the product is at least twice as long as X
+  // is tall: in fp32 the whole product through the matmul primitive, then mirrored; in bf16 the
+  // upper block triangle, then mirrored. Either way the result is exactly symmetric.
   for (int64_t m : {int64_t(128), int64_t(203), int64_t(256)}) {
     const int64_t k = 2 * m + 3;
     Vec x = randn(m * k, 90);
