@@ -4,8 +4,10 @@
 
 #include "cli/commands.h"
 #include "core/check.h"
+#include "core/system.h"
 
 int main(int argc, char** argv) {
+  nt::keep_freed_memory();
   CLI::App app{"nanotrain: train small GPT models from scratch under a wall-clock budget"};
   nt::cli::add_all_commands(app);
   try {

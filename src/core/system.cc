@@ -2,6 +2,7 @@
 #include "core/system.h"
 
 #include <cpuid.h>
+#include <malloc.h>
 #include <omp.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -77,6 +78,14 @@ int setup_threads(int threads) {
     }
   }
   return threads;
+}
+
+void keep_freed_memory() {
+  // Blocks under 256 MiB from the heap (the threshold is fixed, so glibc's own adjustment stops),
+  // and no trimming below 1 GiB of free heap top. Larger blocks (the arenas of big models) are
+  // still mapped and unmapped on their own.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 std::string hostname() {
