@@ -6,7 +6,7 @@
 namespace nt::cpu {
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
-// The same product through oneDNN's cached matmul primitive (matmul_bf16.cc), C with row stride
+// The same product through oneDNN's cached matmul primitive (matmul_onednn.cc), C with row stride
 // ldc; returns false, having done nothing, where oneDNN has only its reference implementation
 // for this CPU.
 bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, int64_t m, int64_t n, int64_t k,

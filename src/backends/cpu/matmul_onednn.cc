@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: MIT
-// bf16 GEMM with fp32 accumulation through oneDNN: its inner-product primitives for the
-// linear-layer patterns (they run oneDNN's jit bf16 GEMM), its matmul primitive (brgemm on
-// AVX-512-BF16) for the rest, and the fp32 -> bf16 conversions' AVX2 floor.
-//
-// The fp32 matmul primitive (brgemm) is here too, for the one pattern where it beats sgemm
-// (matmul_cpu.cc says which).
+// GEMMs through oneDNN's cached primitives: bf16 with fp32 accumulation (its inner-product
+// primitives for the linear-layer patterns, which run oneDNN's jit bf16 GEMM; its matmul
+// primitive, brgemm on AVX-512-BF16, for the rest), the fp32 matmul primitive for the patterns
+// where it beats sgemm (matmul_cpu.cc says which), and the fp32 -> bf16 conversions' AVX2 floor.
 //
 // Primitives are cached by (m, n, k, transposes, beta, types): a training step reuses a few dozen
 // shapes, and building a primitive costs far more than running a small one. Transposes are
