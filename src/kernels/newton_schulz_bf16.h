@@ -12,6 +12,11 @@
 
 namespace nt {
 
+// The quintic shared by both Newton-Schulz versions (this one and optim's fp32 newton_schulz):
+// given A = X X^T in a and A A in b (both (m, m), fp32), turns b into a I + b A + c A A, the
+// matrix that multiplies X in one iteration, X' = (a I + b A + c A A) X.
+void newton_schulz_poly(const KernelTable& k, float* b, const float* a, int64_t m);
+
 class NewtonSchulzBf16 {
  public:
   void run(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n, int steps);

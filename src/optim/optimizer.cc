@@ -63,15 +63,13 @@ Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTab
 // the iterate ping-pongs between x and y: no pass over the (m, n) iterate besides the GEMMs.
 void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b, int64_t m, int64_t n, int steps) {
   NT_CHECK(m <= n, "newton_schulz wants rows <= cols (%ld, %ld)", long(m), long(n));
-  const float ca = 3.4445f, cb = -4.7750f, cc = 2.0315f;
   const float norm = float(std::sqrt(k.sum_squares(x, m * n)));
   k.axpby(x, x, m * n, 0.0f, 1.0f / (norm + 1e-7f));
   float *cur = x, *next = y;
   for (int it = 0; it < steps; ++it) {
     k.matmul(a, cur, cur, m, m, n, false, true, 0.0f);  // A = X X^T      (m, m)
     k.matmul(b, a, a, m, m, m, false, false, 0.0f);     // A A
-    k.axpby(b, a, m * m, cb, cc);                       // b A + c A A
-    for (int64_t i = 0; i < m; ++i) b[i * m + i] += ca; // + a I
+    newton_schulz_poly(k, b, a, m);                     // a I + b A + c A A
     k.matmul(next, b, cur, m, n, m, false, false, 0.0f); // X' = (a I + b A + c A A) X
     std::swap(cur, next);
   }
