@@ -4,7 +4,13 @@
 # free to pick its AVX-512 kernels -- PyTorch's best setting here, PERF.md), same model, same
 # batch, same machine, one run. For each model it prints PyTorch's tokens/s in fp32
 # and with bf16 autocast, nanotrain's (`train`, bf16 where the CPU has it), and the ratio to the
-# better PyTorch figure.
+# better PyTorch figure. Then the quality side: both train the first model for the same
+# training-time budget on the same data (the default corpus, tokenizer and shards), each with
+# its own loader (nanotrain: best-fit packing of shuffled documents; PyTorch: random windows of
+# the same training shards, nanoGPT's sampling), the same optimizers, hyperparameters and
+# learning-rate schedule (constant, linear warm-down over the second half), PyTorch in its
+# faster dtype; then `nanotrain eval bpb` scores both models on the validation text, the same
+# evaluation code for both, and the script prints steps, tokens and val_bpb side by side.
 #   tools/compare_pytorch.sh                 # the cpu, d6 and d8 models
 #   tools/compare_pytorch.sh d8              # one of them
 #   tools/compare_pytorch.sh 4 256 4 64 256  # any shape: DEPTH D_MODEL N_HEAD HEAD_DIM SEQ
@@ -12,12 +18,13 @@
 # vocab 8192 (the default data). Environment: BATCH sequences a step (default 32: 8,192 tokens,
 # PERF.md's setting), STEPS (default 8; the first 2 are warm-up and not timed), NT (the binary,
 # default build/nanotrain), NT_DTYPE (bf16 | fp32, default: nanotrain's own choice), JSON=FILE
-# (also write the results as JSON).
+# (also write the results as JSON), BUDGET (seconds of training for the val_bpb comparison,
+# default 120; 0 skips it).
 # Needs the default data (build/nanotrain train makes it on first use) and /usr/bin/python3 with
 # torch (Debian python3-torch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=${BATCH:-32} STEPS=${STEPS:-8}
+B=${BATCH:-32} STEPS=${STEPS:-8} BUDGET=${BUDGET:-120}
 NT=${NT:-build/nanotrain}
 dtype_flag=()
 [ -n "${NT_DTYPE:-}" ] && dtype_flag=(--dtype "$NT_DTYPE")
@@ -31,6 +38,17 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 results=()
+declare -A pt_best_dtype
+PT_ENV=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=PASSIVE)
+shape_of() {  # prints DEPTH D_MODEL N_HEAD HEAD_DIM SEQ
+  case "$1" in
+    cpu) echo 4 256 4 64 256 ;;
+    d6) echo 6 384 6 64 256 ;;
+    d8) echo 8 512 8 64 256 ;;
+    */*/*/*/*) echo "${1//\// }" ;;
+    *) echo "compare_pytorch.sh: unknown model '$1' (cpu, d6, d8, or DEPTH D_MODEL N_HEAD HEAD_DIM SEQ)" >&2; exit 2 ;;
+  esac
+}
 median_steady() {  # median tokens/s of a run's steps after the first 2
   /usr/bin/python3 - "$1" <<'PY'
 import json, sys, statistics
@@ -41,19 +59,12 @@ PY
 }
 printf '%-22s %12s %12s %14s %8s\n' model "pytorch fp32" "pytorch bf16" "nanotrain" ratio
 for model in "${models[@]}"; do
-  case "$model" in
-    cpu) shape=(4 256 4 64 256) ;;
-    d6) shape=(6 384 6 64 256) ;;
-    d8) shape=(8 512 8 64 256) ;;
-    */*/*/*/*) IFS=/ read -r -a shape <<<"$model" ;;
-    *) echo "compare_pytorch.sh: unknown model '$model' (cpu, d6, d8, or DEPTH D_MODEL N_HEAD HEAD_DIM SEQ)" >&2; exit 2 ;;
-  esac
-  read -r depth dm nh hd seq <<<"${shape[*]}"
+  shape=$(shape_of "$model")
+  read -r depth dm nh hd seq <<<"$shape"
   # PyTorch on random tokens (throughput does not depend on their values), then nanotrain on the data.
   pt=()
   for dtype in fp32 bf16; do
-    r=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=PASSIVE \
-        /usr/bin/python3 tools/torch_ref/train_bench.py --depth "$depth" --d-model "$dm" --n-head "$nh" \
+    r=$("${PT_ENV[@]}" /usr/bin/python3 tools/torch_ref/train_bench.py --depth "$depth" --d-model "$dm" --n-head "$nh" \
         --head-dim "$hd" --seq-len "$seq" --vocab-size 8192 --batch-size "$B" --steps "$STEPS" --threads 2 \
         --dtype "$dtype" | tail -1)
     pt+=("$(/usr/bin/python3 -c "import json,sys; print(round(json.loads(sys.argv[1])['tokens_per_second']))" "$r")")
@@ -64,11 +75,61 @@ for model in "${models[@]}"; do
   nt=$(median_steady "$out/$depth-$dm/metrics.jsonl")
   dt=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['dtype'])" "$out/$depth-$dm/config.json")
   best=$((pt[0] > pt[1] ? pt[0] : pt[1]))
+  pt_best_dtype[$model]=$([ "${pt[0]}" -gt "${pt[1]}" ] && echo fp32 || echo bf16)
   ratio=$(/usr/bin/python3 -c "print(f'{$nt / $best:.2f}')")
   printf '%-22s %12s %12s %14s %7sx\n' "$model ($depth/$dm/$nh/$hd/$seq)" "${pt[0]}" "${pt[1]}" "$nt ($dt)" "$ratio"
   results+=("{\"model\": \"$model\", \"depth\": $depth, \"d_model\": $dm, \"n_head\": $nh, \"head_dim\": $hd, \"seq_len\": $seq, \"batch_size\": $B, \"pytorch_fp32\": ${pt[0]}, \"pytorch_bf16\": ${pt[1]}, \"nanotrain\": $nt, \"nanotrain_dtype\": \"$dt\", \"ratio\": $ratio}")
 done
 echo "tokens/s, median of steps 3..$STEPS, $B x seq tokens a step; load average now: $(cut -d' ' -f1 /proc/loadavg)"
+
+bpb_json=null
+if [ "$BUDGET" != 0 ]; then
+  model=${models[0]}
+  read -r depth dm nh hd seq <<<"$(shape_of "$model")"
+  ptd=${pt_best_dtype[$model]:-bf16}
+  echo
+  echo "val_bpb after ${BUDGET} s of training, same data, $B x $seq tokens a step, model $model ($depth/$dm/$nh/$hd/$seq):"
+  "$NT" train --preset cpu --depth "$depth" --d-model "$dm" --n-head "$nh" --head-dim "$hd" --seq-len "$seq" \
+    --batch-size "$B" --time-budget "${BUDGET}s" --run-dir "$out/bpb-nt" --sample-tokens 0 --save-every 0 --quiet \
+    "${dtype_flag[@]}" >/dev/null
+  # PyTorch's run folder: its weights beside the nanotrain run's settings and tokenizer, so that
+  # `nanotrain eval bpb` reads both the same way.
+  mkdir -p "$out/bpb-pt"
+  cp "$out/bpb-nt/config.json" "$out/bpb-pt/"
+  cp "$out/bpb-nt"/tokenizer* "$out/bpb-pt/" 2>/dev/null || true  # none for byte tokens
+  data_dir=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['data_dir'])" "$out/bpb-nt/config.json")
+  "${PT_ENV[@]}" /usr/bin/python3 tools/torch_ref/train_bench.py --depth "$depth" --d-model "$dm" --n-head "$nh" \
+    --head-dim "$hd" --seq-len "$seq" --vocab-size 8192 --batch-size "$B" --threads 2 --dtype "$ptd" \
+    --shards "$data_dir" --time-budget "$BUDGET" --save-weights "$out/bpb-pt/model.safetensors" \
+    | tail -1 >"$out/bpb-pt/run.json"
+  val=(--input data/corpus/val.jsonl --json)
+  "$NT" eval bpb --run-dir "$out/bpb-nt" "${val[@]}" >"$out/bpb-nt/eval.json"
+  "$NT" eval bpb --run-dir "$out/bpb-pt" "${val[@]}" >"$out/bpb-pt/eval.json"
+  /usr/bin/python3 - "$out" "$ptd" "$BUDGET" <<'PY'
+import json, sys
+out, ptd, budget = sys.argv[1], sys.argv[2], float(sys.argv[3])
+nt_sum = json.load(open(f"{out}/bpb-nt/summary.json"))
+nt_cfg = json.load(open(f"{out}/bpb-nt/config.json"))
+pt_run = json.loads(open(f"{out}/bpb-pt/run.json").read())
+nt_ev, pt_ev = (json.load(open(f"{out}/bpb-{s}/eval.json")) for s in ("nt", "pt"))
+rows = [("pytorch (" + ptd + ")", pt_run["steps"], pt_run["tokens_trained"], pt_run["train_seconds"], pt_ev["bpb"]),
+        ("nanotrain (" + nt_cfg["dtype"] + ")", nt_sum["steps"], nt_sum["tokens_trained"], nt_sum["train_seconds"],
+         nt_ev["bpb"])]
+print(f"  {'':18} {'steps':>7} {'tokens':>12} {'train s':>8} {'val_bpb':>8}")
+for name, steps, tokens, secs, bpb in rows:
+    print(f"  {name:18} {steps:7d} {tokens:12,d} {secs:8.1f} {bpb:8.4f}")
+print(f"  (nanotrain's own end-of-training val_bpb: {nt_sum['val_bpb']:.4f}; both scored by `nanotrain eval bpb` on"
+      f" data/corpus/val.jsonl, {nt_ev['targets']} targets, {nt_ev['bytes']} bytes)")
+json.dump({"budget_seconds": budget, "pytorch": {"dtype": ptd, "steps": pt_run["steps"],
+                  "tokens_trained": pt_run["tokens_trained"], "train_seconds": pt_run["train_seconds"],
+                  "val_bpb": pt_ev["bpb"]},
+                  "nanotrain": {"dtype": nt_cfg["dtype"], "steps": nt_sum["steps"],
+                  "tokens_trained": nt_sum["tokens_trained"], "train_seconds": nt_sum["train_seconds"],
+                  "val_bpb": nt_ev["bpb"], "val_bpb_summary": nt_sum["val_bpb"]}}, open(f"{out}/bpb.json", "w"))
+PY
+  bpb_json=$(cat "$out/bpb.json")
+fi
 if [ -n "${JSON:-}" ]; then
-  (IFS=,; echo "[${results[*]}]") | /usr/bin/python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin), indent=2))" >"$JSON"
+  (IFS=,; echo "{\"throughput\": [${results[*]}], \"val_bpb\": $bpb_json}") |
+    /usr/bin/python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin), indent=2))" >"$JSON"
 fi

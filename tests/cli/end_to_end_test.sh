@@ -68,6 +68,22 @@ import json; a = json.load(open(\"$TMP/eval.json\")); b = json.load(open(\"$TMP/
 assert a[\"targets\"] == b[\"targets\"], (a, b)
 assert abs(a[\"loss\"] / b[\"loss\"] - 1) < 1e-5, (a, b)'"
 
+# --- the PyTorch side of tools/compare_pytorch.sh's val_bpb comparison: trains on the same
+# shards for a budget, and nanotrain's eval bpb reads the weights it writes
+V=$(json "$TMP/run/config.json" "['model']['vocab_size']")
+mkdir -p "$TMP/ptrun" && cp "$TMP/run/config.json" "$TMP/ptrun/"
+$PY "$SRC/tools/torch_ref/train_bench.py" --depth 2 --d-model 64 --n-head 2 --head-dim 32 --seq-len 64 \
+  --vocab-size "$V" --batch-size 4 --shards "$TMP/data" --time-budget 3 \
+  --save-weights "$TMP/ptrun/model.safetensors" >"$TMP/pt.json"
+check "PyTorch budgeted run exits 0" "[ $? -eq 0 ]"
+check "PyTorch run stops within its 3 s budget" \
+  "$PY -c 'import json; r = json.load(open(\"$TMP/pt.json\")); assert r[\"steps\"] > 2 and r[\"train_seconds\"] <= 3.3, r'"
+"$NT" eval bpb --run-dir "$TMP/ptrun" --input "$DOC" --json >"$TMP/pt_eval.json"
+check "nanotrain eval bpb scores the PyTorch-trained weights below uniform" \
+  "$PY -c 'import json, math; a = json.load(open(\"$TMP/pt_eval.json\")); assert 0 < a[\"loss\"] < math.log($V), a'"
+expect_error "train_bench.py without a data folder" "nope/data.json" $PY "$SRC/tools/torch_ref/train_bench.py" \
+  --depth 2 --d-model 64 --n-head 2 --head-dim 32 --seq-len 64 --vocab-size "$V" --batch-size 4 --shards "$TMP/nope"
+
 # --- step-count runs are deterministic
 "$NT" train --data "$TMP/data" --preset tiny --steps 4 --run-dir "$TMP/s1" --sample-tokens 0 --quiet >/dev/null
 "$NT" train --data "$TMP/data" --preset tiny --steps 4 --run-dir "$TMP/s2" --sample-tokens 0 --quiet >/dev/null
