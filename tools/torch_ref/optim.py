@@ -67,8 +67,9 @@ def newton_schulz(g, steps):
 class Muon:
     """Momentum (Nesterov) + Newton-Schulz orthogonalised update for 2-D matrices."""
 
-    def __init__(self, params, lr=0.02, momentum=0.95, ns_steps=5):
+    def __init__(self, params, lr=0.02, momentum=0.95, ns_steps=5, ns_dtype=None):
         self.params = list(params)
+        self.ns_dtype = ns_dtype  # None: the parameters' dtype; torch.bfloat16 as nanochat's Muon
         if any(p.dim() != 2 for p in self.params):
             raise ValueError("Muon only handles 2-D parameters")
         self.lr, self.momentum, self.ns_steps = lr, momentum, ns_steps
@@ -81,7 +82,7 @@ class Muon:
             g = p.grad
             buf.mul_(mu).add_(g, alpha=1 - mu)
             u = (1 - mu) * g + mu * buf  # Nesterov look-ahead
-            X = newton_schulz(u, self.ns_steps)
+            X = newton_schulz(u if self.ns_dtype is None else u.to(self.ns_dtype), self.ns_steps).to(p.dtype)
             rows, cols = p.shape
             # An orthogonalised X has entry RMS 1/sqrt(max(rows, cols)); the factor makes it
             # 1/sqrt(cols) for tall and wide matrices alike.
@@ -90,9 +91,10 @@ class Muon:
 
 class GPTOptimizer:
     """nanotrain's parameter groups: AdamW for wte (lr_embed) and lm_head (lr_head),
-    Muon (lr_matrix) for every 2-D matrix inside the transformer blocks."""
+    Muon (lr_matrix) for every 2-D matrix inside the transformer blocks. ns_dtype: the
+    Newton-Schulz precision (default: the parameters')."""
 
-    def __init__(self, model, hparams=None):
+    def __init__(self, model, hparams=None, ns_dtype=None):
         hp = default_hparams(model.config["d_model"])
         hp.update(hparams or {})
         named = dict(model.named_parameters())
@@ -100,7 +102,7 @@ class GPTOptimizer:
         self.embed = AdamW([named["transformer.wte.weight"]], hp["lr_embed"], **adam)
         self.head = AdamW([named["lm_head.weight"]], hp["lr_head"], **adam)
         matrices = [p for n, p in named.items() if n.startswith("transformer.h.")]
-        self.muon = Muon(matrices, hp["lr_matrix"], hp["momentum"], int(hp["ns_steps"]))
+        self.muon = Muon(matrices, hp["lr_matrix"], hp["momentum"], int(hp["ns_steps"]), ns_dtype)
         self.params = list(named.values())
 
     def step(self, lrm=1.0):
