@@ -2,10 +2,13 @@
 // Shared helpers for the tests: seeded random data and error measures.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,36 @@ inline double rel_err(const std::vector<double>& a, const std::vector<double>& b
     den = std::max(den, std::abs(b[i]));
   }
   return num / den;
+}
+
+// Shapes of the caller's own choice from the environment, added to a test's fixed ones:
+// NAME="a,b,c;d,e,f" (N positive integers per shape). Malformed text throws
+// an error naming the variable (the test fails). Used by the kernel parity tests
+// (NT_TEST_MATMUL_SHAPES, NT_TEST_ATTENTION_SHAPES; README, "Tests").
+template <size_t N>
+std::vector<std::array<int64_t, N>> env_shapes(const char* name) {
+  std::vector<std::array<int64_t, N>> shapes;
+  const char* text = std::getenv(name);
+  if (!text) return shapes;
+  std::stringstream all(text);
+  std::string item;
+  while (std::getline(all, item, ';')) {
+    if (item.empty()) continue;
+    std::array<int64_t, N> s{};
+    std::stringstream dims(item);
+    std::string d;
+    size_t i = 0;
+    while (std::getline(dims, d, ',')) {
+      char* end = nullptr;
+      const long long v = i < N ? std::strtoll(d.c_str(), &end, 10) : 0;
+      if (i >= N || d.empty() || *end != '\0' || v <= 0 || v > 100000)
+        fail("%s: '%s' is not %zu positive integers separated by commas", name, item.c_str(), N);
+      s[i++] = v;
+    }
+    if (i != N) fail("%s: '%s' is not %zu positive integers separated by commas", name, item.c_str(), N);
+    shapes.push_back(s);
+  }
+  return shapes;
 }
 
 // A fresh, empty folder under the build tree for one test (name may contain '/').

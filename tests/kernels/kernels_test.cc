@@ -17,6 +17,7 @@
 namespace nt {
 namespace {
 
+using test::env_shapes;
 using test::randn;
 using test::rel_err;
 using test::to_f32;
@@ -170,7 +171,9 @@ TEST(KernelGrad, EmbeddingAndMatmul) {
 // Every transpose and both betas; shapes with k > n take the matmul primitive on C = A B^T
 // (matmul_cpu.cc), the others sgemm.
 TEST(KernelParity, MatmulAllTransposes) {
-  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 9, 17}, {33, 65, 129}, {64, 31, 257}}) {
+  auto shapes = env_shapes<3>("NT_TEST_MATMUL_SHAPES");
+  shapes.insert(shapes.begin(), {{1, 1, 1}, {7, 9, 17}, {33, 65, 129}, {64, 31, 257}});
+  for (auto [M, N, K] : shapes) {
     for (int ta = 0; ta < 2; ++ta)
       for (int tb = 0; tb < 2; ++tb)
         for (double beta : {0.0, 1.0}) {
@@ -217,7 +220,9 @@ TEST(KernelParity, Rope) {
 
 TEST(KernelParity, Attention) {
   struct Shape { int64_t B, T, H, KVH, D; };
-  for (Shape s : {Shape{1, 1, 1, 1, 2}, Shape{2, 7, 3, 1, 24}, Shape{1, 33, 4, 2, 17 + 1}, Shape{2, 70, 2, 2, 64}, Shape{1, 150, 4, 2, 32}}) {
+  std::vector<Shape> shapes = {{1, 1, 1, 1, 2}, {2, 7, 3, 1, 24}, {1, 33, 4, 2, 17 + 1}, {2, 70, 2, 2, 64}, {1, 150, 4, 2, 32}};
+  for (auto [b, t, h, kvh, d] : env_shapes<5>("NT_TEST_ATTENTION_SHAPES")) shapes.push_back({b, t, h, kvh, d});
+  for (Shape s : shapes) {
     const int64_t nq = s.B * s.T * s.H * s.D, nk = s.B * s.T * s.KVH * s.D;
     Vec q = randn(nq, 50), k = randn(nk, 51), v = randn(nk, 52), dout = randn(nq, 53);
     Vec out(static_cast<size_t>(nq)), lse(static_cast<size_t>(s.B * s.H * s.T)), dq(static_cast<size_t>(nq)), dk(static_cast<size_t>(nk)), dv(static_cast<size_t>(nk));
@@ -328,7 +333,9 @@ TEST(KernelParity, ToBf16Rows) {
 
 TEST(KernelParity, MatmulBf16AllTransposes) {
   struct Shape { int64_t m, n, k; };
-  for (Shape s : {Shape{1, 1, 1}, Shape{37, 19, 45}, Shape{130, 67, 258}, Shape{5, 300, 64}}) {
+  std::vector<Shape> shapes = {{1, 1, 1}, {37, 19, 45}, {130, 67, 258}, {5, 300, 64}};
+  for (auto [m, n, k] : env_shapes<3>("NT_TEST_MATMUL_SHAPES")) shapes.push_back({m, n, k});
+  for (Shape s : shapes) {
     for (int ta = 0; ta < 2; ++ta)
       for (int tb = 0; tb < 2; ++tb)
         for (float beta : {0.0f, 1.0f}) {
@@ -358,8 +365,10 @@ TEST(KernelParity, MatmulBf16OutAllTransposes) {
   struct Shape { int64_t m, n, k; };
   using Fn = void (*)(uint16_t*, const uint16_t*, const uint16_t*, int64_t, int64_t, int64_t, bool, bool);
   const std::pair<const char*, Fn> impls[] = {{"dispatched", cpu.matmul_bf16_out}, {"avx2", cpu::matmul_bf16_out_widen}};
+  std::vector<Shape> shapes = {{1, 1, 1}, {37, 19, 45}, {130, 67, 258}, {96, 200, 96}};
+  for (auto [m, n, k] : env_shapes<3>("NT_TEST_MATMUL_SHAPES")) shapes.push_back({m, n, k});
   for (const auto& [name, fn] : impls)
-    for (Shape s : {Shape{1, 1, 1}, Shape{37, 19, 45}, Shape{130, 67, 258}, Shape{96, 200, 96}}) {
+    for (Shape s : shapes) {
       for (int ta = 0; ta < 2; ++ta)
         for (int tb = 0; tb < 2; ++tb) {
           auto af = to_f32(randn(s.m * s.k, 83)), bf = to_f32(randn(s.k * s.n, 84));
@@ -419,6 +428,13 @@ TEST(KernelParity, GemmVnniBf16Tile) {
 // Attention with bf16 products: against its executable spec (ref::attention_*_bf16, in double)
 // to fp32-accumulation accuracy, and against the exact fp32-operand attention to bf16 accuracy.
 // Both the dispatched kernels and the AVX2 floor's, whatever this CPU has.
+// The spec rounds P and dS to bf16 from double values, the kernels from fp32 ones: where a value
+// lies within fp32 error of a bf16 rounding midpoint the two round apart, one bf16 ulp (2^-8 of
+// the element) on that element. Such flips come with size (~1 in 20,000 elements) and move an
+// output by up to ~2^-8 of its scale when they hit a large P, as in the early rows of a causal
+// head (measured: 2.4e-4 on O and 1.4e-3 on dQ at B 2, T 97, H 4, KVH 2, D 48). The bounds
+// against the spec leave room for a few flips; a wrong mask, index or accumulation is O(1e-2)
+// or more, which the bounds and the fp32 comparisons catch.
 TEST(KernelParity, AttentionBf16) {
   struct Shape { int64_t B, T, H, KVH, D; };
   using Fwd = decltype(KernelTable::attention_fwd_bf16);
@@ -426,9 +442,11 @@ TEST(KernelParity, AttentionBf16) {
   struct Impl { const char* name; Fwd fwd; Bwd bwd; };
   const Impl impls[] = {{"dispatched", cpu.attention_fwd_bf16, cpu.attention_bwd_bf16},
                         {"avx2", cpu::attention_fwd_bf16_avx2, cpu::attention_bwd_bf16_avx2}};
+  std::vector<Shape> shapes = {{1, 1, 1, 1, 2}, {2, 7, 3, 1, 24}, {1, 33, 4, 2, 18}, {2, 70, 2, 2, 64},
+                               {1, 150, 4, 2, 32}, {1, 129, 2, 1, 64}, {1, 20, 2, 2, 7}};
+  for (auto [b, t, h, kvh, d] : env_shapes<5>("NT_TEST_ATTENTION_SHAPES")) shapes.push_back({b, t, h, kvh, d});
   for (const Impl& impl : impls)
-    for (Shape s : {Shape{1, 1, 1, 1, 2}, Shape{2, 7, 3, 1, 24}, Shape{1, 33, 4, 2, 18}, Shape{2, 70, 2, 2, 64},
-                    Shape{1, 150, 4, 2, 32}, Shape{1, 129, 2, 1, 64}, Shape{1, 20, 2, 2, 7}}) {
+    for (Shape s : shapes) {
       const int64_t nq = s.B * s.T * s.H * s.D, nk = s.B * s.T * s.KVH * s.D;
       Vec q = randn(nq, 50), k = randn(nk, 51), v = randn(nk, 52), dout = randn(nq, 53);
       auto make = [&](size_t n) { return Vec(n); };
@@ -450,11 +468,11 @@ TEST(KernelParity, AttentionBf16) {
       const auto o = to_f64(got_o.data(), got_o.size()), l = to_f64(got_l.data(), got_l.size()),
                  gdq = to_f64(gq.data(), gq.size()), gdk = to_f64(gk.data(), gk.size()), gdv = to_f64(gv.data(), gv.size());
       const std::string at = std::string(impl.name) + " T " + std::to_string(s.T) + " D " + std::to_string(s.D);
-      EXPECT_LT(rel_err(o, out), 1e-4) << at;
+      EXPECT_LT(rel_err(o, out), 1e-3) << at;
       EXPECT_LT(rel_err(l, lse), 1e-5) << at;
-      EXPECT_LT(rel_err(gdq, dq), 1e-3) << at;
-      EXPECT_LT(rel_err(gdk, dk), 1e-3) << at;
-      EXPECT_LT(rel_err(gdv, dv), 1e-4) << at;
+      EXPECT_LT(rel_err(gdq, dq), 4e-3) << at;
+      EXPECT_LT(rel_err(gdk, dk), 4e-3) << at;
+      EXPECT_LT(rel_err(gdv, dv), 1e-3) << at;
       EXPECT_LT(rel_err(o, out32), 1e-2) << at;
       if (s.T == 1) continue;  // one key: dq and dk are exactly 0 in fp32, rounding noise in bf16
       EXPECT_LT(rel_err(gdq, dq32), 3e-2) << at;
