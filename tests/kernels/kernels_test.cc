@@ -548,6 +548,68 @@ TEST(KernelParity, SoftcapXentAndElementwise) {
   EXPECT_LT(rel_err(to_f64(uf.data(), static_cast<size_t>(n)), u), 1e-6);
 }
 
+// The row kernels (RMSNorm, the soft-capped cross-entropy, ReLU²) on (rows, width) shapes,
+// fixed ones plus NT_TEST_ROW_SHAPES="rows,width;..." of the caller's choice; fp32 and the
+// bf16-gradient cross-entropy, dispatched and AVX2 floor.
+TEST(KernelParity, RowKernelsOnShapes) {
+  std::vector<std::array<int64_t, 2>> shapes = {{1, 1}, {3, 2}, {9, 129}, {31, 1000}, {5, 8192 + 3}};
+  for (auto s : env_shapes<2>("NT_TEST_ROW_SHAPES")) shapes.push_back(s);
+  for (auto [rows, width] : shapes) {
+    const std::string at = std::to_string(rows) + "x" + std::to_string(width);
+    const size_t n = size_t(rows * width);
+    Vec x = randn(n, 90, 3.0), dy = randn(n, 91), dx0 = randn(n, 92);
+    auto xf = to_f32(x), dyf = to_f32(dy);
+    // RMSNorm forward and (accumulating) backward.
+    Vec out(n), rstd(static_cast<size_t>(rows)), dx = dx0;
+    ref::rmsnorm_fwd<double>(out.data(), rstd.data(), x.data(), rows, width, 1e-6);
+    ref::rmsnorm_bwd<double>(dx.data(), dy.data(), out.data(), rstd.data(), rows, width, true);
+    std::vector<float> of(n), rf(static_cast<size_t>(rows));
+    auto dxf = to_f32(dx0);
+    cpu.rmsnorm_fwd(of.data(), rf.data(), xf.data(), rows, width, 1e-6f);
+    cpu.rmsnorm_bwd(dxf.data(), dyf.data(), of.data(), rf.data(), rows, width, true);
+    EXPECT_LT(rel_err(to_f64(of.data(), n), out), 1e-6) << "rmsnorm fwd " << at;
+    EXPECT_LT(rel_err(to_f64(dxf.data(), n), dx), 1e-5) << "rmsnorm bwd " << at;
+    // Cross-entropy over a vocabulary of `width`; row 1 is ignored.
+    std::vector<int32_t> tg(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) tg[size_t(r)] = r == 1 ? -1 : int32_t((r * 37) % width);
+    Vec g = x, losses(static_cast<size_t>(rows));
+    ref::softcap_xent<double>(g.data(), losses.data(), tg.data(), rows, width, 15.0, 0.25);
+    double scale = 1e-30;
+    for (double w : g) scale = std::max(scale, std::abs(w));
+    using Xent = decltype(KernelTable::softcap_xent);
+    for (const auto& [name, fn] : {std::pair<const char*, Xent>{"dispatched", cpu.softcap_xent},
+                                   std::pair<const char*, Xent>{"avx2", cpu::softcap_xent}}) {
+      auto lf = to_f32(x);
+      std::vector<float> lossf(static_cast<size_t>(rows));
+      fn(lf.data(), lossf.data(), tg.data(), rows, width, 15.0f, 0.25f);
+      EXPECT_LT(rel_err(to_f64(lossf.data(), lossf.size()), losses), 1e-5) << name << " xent loss " << at;
+      EXPECT_LT(rel_err(to_f64(lf.data(), n), g), 1e-5) << name << " xent grad " << at;
+    }
+    using XentBf16 = decltype(KernelTable::softcap_xent_bf16);
+    for (const auto& [name, fn] : {std::pair<const char*, XentBf16>{"dispatched", cpu.softcap_xent_bf16},
+                                   std::pair<const char*, XentBf16>{"avx2", cpu::softcap_xent_bf16_avx2}}) {
+      auto lf = to_f32(x);
+      std::vector<float> lossf(static_cast<size_t>(rows));
+      std::vector<uint16_t> gh(n, 0x7777);
+      fn(lf.data(), lossf.data(), tg.data(), rows, width, 15.0f, 0.25f, gh.data());
+      EXPECT_LT(rel_err(to_f64(lossf.data(), lossf.size()), losses), 1e-5) << name << " xent bf16 loss " << at;
+      int bad = 0;
+      for (size_t i = 0; i < n; ++i)
+        bad += std::abs(ref::from_bf16_1(gh[i]) - g[i]) > std::ldexp(std::abs(g[i]), -8) + 1e-5 * scale;
+      EXPECT_EQ(bad, 0) << name << " xent bf16 grad " << at;
+    }
+    // ReLU² over all n elements.
+    Vec y(n), dr(n);
+    ref::relu2_fwd<double>(y.data(), x.data(), int64_t(n));
+    ref::relu2_bwd<double>(dr.data(), dy.data(), x.data(), int64_t(n));
+    std::vector<float> yf(n), drf(n);
+    cpu.relu2_fwd(yf.data(), xf.data(), int64_t(n));
+    cpu.relu2_bwd(drf.data(), dyf.data(), xf.data(), int64_t(n));
+    EXPECT_LT(rel_err(to_f64(yf.data(), n), y), 1e-6) << "relu2 fwd " << at;
+    EXPECT_LT(rel_err(to_f64(drf.data(), n), dr), 1e-6) << "relu2 bwd " << at;
+  }
+}
+
 // ---------------------------------------------------------------- conventions
 
 TEST(KernelConvention, ParamGradsAccumulateActivationGradsOverwrite) {
