@@ -40,7 +40,7 @@ inline double rel_err(const std::vector<double>& a, const std::vector<double>& b
 // Shapes of the caller's own choice from the environment, added to a test's fixed ones:
 // NAME="a,b,c;d,e,f" (N positive integers per shape). Malformed text throws
 // an error naming the variable (the test fails). Used by the kernel parity tests
-// (NT_TEST_MATMUL_SHAPES, NT_TEST_ATTENTION_SHAPES; README, "Tests").
+// (NT_TEST_MATMUL_SHAPES, NT_TEST_ATTENTION_SHAPES, NT_TEST_ROW_SHAPES; README, "Tests").
 template <size_t N>
 std::vector<std::array<int64_t, N>> env_shapes(const char* name) {
   std::vector<std::array<int64_t, N>> shapes;
