@@ -5,7 +5,7 @@
 #        build-fuzz/ -- the same build the fuzzers use, so CI compiles it once;
 #  fuzz  every libFuzzer target for FUZZ_SECONDS (default 15) on its seed corpus
 #        (tests/fuzz/run_fuzzers.sh; a longer campaign is `tests/fuzz/run_fuzzers.sh 600`);
-#  tsan  the threaded parts (every OpenMP region: kernels, the model, bf16 training, data
+#  tsan  the threaded parts (every OpenMP region: kernels, the model, bf16 training, Muon, data
 #        preparation, the loader, tokenizer training, the profiler, and a short `nanotrain
 #        train`) under ThreadSanitizer, in build-tsan/, after a canary with a deliberate race
 #        proves that TSan sees through OpenMP.
@@ -74,7 +74,7 @@ tsan() {
 
   cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNT_SANITIZE=thread >/dev/null
-  local tests=(kernels_test bf16_train_test gpt_test prepare_test loader_test bpe_tokenizer_test profile_test)
+  local tests=(kernels_test bf16_train_test gpt_test optimizer_test prepare_test loader_test bpe_tokenizer_test profile_test)
   cmake --build build-tsan -j"$jobs" --target "${tests[@]}" nanotrain >/dev/null
   for t in "${tests[@]}"; do
     echo "-- $t"

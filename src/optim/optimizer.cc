@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "optim/optimizer.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <exception>
+#include <optional>
 #include <utility>
 
 #include "core/check.h"
@@ -32,7 +36,45 @@ nlohmann::json OptimConfig::to_json() const {
           {"ns_steps", ns_steps}};
 }
 
-size_t Optimizer::state_floats(const std::vector<ParamSpec>& specs) {
+namespace {
+
+// Newton-Schulz FLOPs of one iteration on a (rows, cols) matrix: m = the smaller side, n = the
+// larger: X X^T, A A and B X.
+double ns_cost(const ParamSpec& s) {
+  const double m = double(std::min(s.rows, s.cols)), n = double(std::max(s.rows, s.cols));
+  return 4 * m * m * n + 2 * m * m * m;
+}
+
+// Shares the matrices among `threads` threads, longest first to the least-loaded thread. When
+// that leaves one thread more than 10 % above the mean (few matrices, or one dominating), it
+// returns a single list instead: every matrix in turn, each GEMM threaded.
+std::vector<std::vector<size_t>> split_matrices(const std::vector<ParamSpec>& specs, int threads) {
+  std::vector<size_t> mats;
+  double total = 0;
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].group == ParamGroup::kMatrix) mats.push_back(i), total += ns_cost(specs[i]);
+  if (threads > 1 && mats.size() >= size_t(threads)) {
+    std::vector<size_t> order = mats;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return ns_cost(specs[a]) > ns_cost(specs[b]); });
+    std::vector<std::vector<size_t>> work(static_cast<size_t>(threads), std::vector<size_t>{});
+    std::vector<double> load(size_t(threads), 0.0);
+    for (size_t i : order) {
+      const size_t t = size_t(std::min_element(load.begin(), load.end()) - load.begin());
+      work[t].push_back(i);
+      load[t] += ns_cost(specs[i]);
+    }
+    if (*std::max_element(load.begin(), load.end()) <= 1.1 * total / threads) {
+      for (auto& w : work) std::sort(w.begin(), w.end());
+      return work;
+    }
+  }
+  return {mats};
+}
+
+}  // namespace
+
+size_t Optimizer::state_floats(const std::vector<ParamSpec>& specs, int threads, bool bf16_newton_schulz) {
   size_t max_mat = 0, max_gram = 0;
   for (const auto& s : specs)
     if (s.group == ParamGroup::kMatrix) {
@@ -40,23 +82,28 @@ size_t Optimizer::state_floats(const std::vector<ParamSpec>& specs) {
       const size_t small = size_t(std::min(s.rows, s.cols));
       max_gram = std::max(max_gram, small * small);
     }
-  // m_ and v_ in the arena layout, and the Newton-Schulz scratch x_, y_, a_, b_.
-  return 2 * arena_numel(specs) + 2 * max_mat + 2 * max_gram;
+  const size_t lists = split_matrices(specs, threads > 0 ? threads : omp_get_max_threads()).size();
+  // m_ and v_ in the arena layout, and per thread the Newton-Schulz scratch x, y, a, b (and the
+  // bf16 version's two bf16 iterates and two bf16 operands: half a float each).
+  const size_t per_thread = 2 * max_mat + 2 * max_gram + (bf16_newton_schulz ? max_mat + max_gram : 0);
+  return 2 * arena_numel(specs) + lists * per_thread;
 }
 
 Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k)
     : cfg_(cfg), k_(k), m_(params.numel()), v_(params.numel()) {
-  int64_t max_mat = 0, max_gram = 0;
-  for (const auto& s : params.specs)
-    if (s.group == ParamGroup::kMatrix) {
+  work_ = split_matrices(params.specs, omp_get_max_threads());
+  scratch_.resize(work_.size());
+  for (size_t t = 0; t < work_.size(); ++t) {
+    int64_t max_mat = 0, max_gram = 0;
+    for (size_t i : work_[t]) {
+      const ParamSpec& s = params.specs[i];
       max_mat = std::max(max_mat, s.numel());
-      const int64_t small = std::min(s.rows, s.cols);
-      max_gram = std::max(max_gram, small * small);
+      max_gram = std::max(max_gram, std::min(s.rows, s.cols) * std::min(s.rows, s.cols));
     }
-  x_.resize(size_t(max_mat));
-  y_.resize(size_t(max_mat));
-  a_.resize(size_t(max_gram));
-  b_.resize(size_t(max_gram));
+    MuonScratch& sc = scratch_[t];
+    sc.x.resize(size_t(max_mat)), sc.y.resize(size_t(max_mat));
+    sc.a.resize(size_t(max_gram)), sc.b.resize(size_t(max_gram));
+  }
 }
 
 // The polynomial's linear term is folded into the last GEMM, X' = (a I + b A + c A A) X, and
@@ -91,31 +138,83 @@ static void transpose(float* dst, const float* src, int64_t rows, int64_t cols) 
   }
 }
 
-void Optimizer::muon_update(float* p, const float* g, float* buf, int64_t rows, int64_t cols, float lr) {
+namespace {
+// A profiler zone of the thread that drives the step, or a trace slice on another thread's
+// track: the table counts the main thread's share of the side-by-side work, which takes about
+// as long as every other thread's (the split is balanced), and the trace shows each thread's.
+class MuonZone {
+ public:
+  MuonZone(bool main_thread, profile::Id id, const char* label) {
+    if (main_thread) zone_.emplace(id);
+    else work_.emplace(label);
+  }
+
+ private:
+  std::optional<profile::Zone> zone_;
+  std::optional<profile::WorkZone> work_;
+};
+}  // namespace
+
+void Optimizer::muon_update(MuonScratch& sc, float* p, const float* g, float* buf, int64_t rows, int64_t cols,
+                            float lr, bool main_thread) {
   const int64_t n = rows * cols;
   const bool tall = rows > cols;
   const int64_t m = tall ? cols : rows, k = tall ? rows : cols;
   {
-    profile::Zone zone(profile::kMuon);
+    MuonZone zone(main_thread, profile::kMuon, "muon momentum");
     // buf = mom buf + (1 - mom) g; Nesterov u = mom buf + (1 - mom) g, laid out with rows <=
-    // cols in x_ (built there directly when no transpose is needed, else in y_ first).
-    float* u = tall ? y_.data() : x_.data();
+    // cols in x (built there directly when no transpose is needed, else in y first).
+    float* u = tall ? sc.y.data() : sc.x.data();
     k_.nesterov(u, buf, g, n, float(cfg_.momentum));
-    if (tall) transpose(x_.data(), y_.data(), rows, cols);
+    if (tall) transpose(sc.x.data(), sc.y.data(), rows, cols);
   }
   {
-    profile::Zone zone(profile::kNewtonSchulz);
-    if (cfg_.bf16_newton_schulz) ns_bf16_.run(k_, x_.data(), a_.data(), b_.data(), m, k, cfg_.ns_steps);
-    else newton_schulz(k_, x_.data(), y_.data(), a_.data(), b_.data(), m, k, cfg_.ns_steps);
+    MuonZone zone(main_thread, profile::kNewtonSchulz, "newton-schulz");
+    if (cfg_.bf16_newton_schulz) sc.ns_bf16.run(k_, sc.x.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps);
+    else newton_schulz(k_, sc.x.data(), sc.y.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps);
   }
-  profile::Zone zone(profile::kMuon);
-  const float* upd = x_.data();
+  MuonZone zone(main_thread, profile::kMuon, "muon momentum");
+  const float* upd = sc.x.data();
   if (tall) {
-    transpose(y_.data(), x_.data(), cols, rows);
-    upd = y_.data();
+    transpose(sc.y.data(), sc.x.data(), cols, rows);
+    upd = sc.y.data();
   }
   const float scale = std::sqrt(std::max(1.0f, float(rows) / float(cols)));
   k_.axpby(p, upd, n, -lr * scale, 1.0f);
+}
+
+void Optimizer::muon_step(ParamArena& params, const ParamArena& grads, double lrm) {
+  const float lr = float(cfg_.lr_matrix * cfg_.lr_scale * lrm);
+  auto update = [&](size_t t, size_t i, bool main_thread) {
+    const ParamSpec& s = params.specs[i];
+    muon_update(scratch_[t], params.tensor(i), grads.tensor(i), m_.data() + params.offsets[i], s.rows, s.cols, lr,
+                main_thread);
+  };
+  if (work_.size() == 1) {
+    for (size_t i : work_[0]) update(0, i, true);
+    return;
+  }
+  // Each thread runs its list with one-thread kernels: omp_set_num_threads(1) applies to this
+  // region's task only, so the kernels' own parallel regions and oneDNN (which builds and runs
+  // its primitives for omp_get_max_threads() threads) stay on the calling thread. A list whose
+  // thread is missing (a smaller team than asked for) is taken by the next one. Exceptions
+  // cannot leave a parallel region: the first is kept and rethrown after it.
+  std::vector<std::exception_ptr> errors(work_.size());
+  const size_t lists = work_.size();
+#pragma omp parallel num_threads(int(lists))
+  {
+    omp_set_num_threads(1);
+    const size_t team = size_t(omp_get_num_threads());
+    for (size_t t = size_t(omp_get_thread_num()); t < lists; t += team) {
+      try {
+        for (size_t i : work_[t]) update(t, i, omp_get_thread_num() == 0);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    }
+  }
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 void Optimizer::step(ParamArena& params, const ParamArena& grads, double lrm) {
@@ -124,24 +223,14 @@ void Optimizer::step(ParamArena& params, const ParamArena& grads, double lrm) {
   const float bc2 = float(1.0 - std::pow(cfg_.beta2, double(t_)));
   for (size_t i = 0; i < params.specs.size(); ++i) {
     const auto& s = params.specs[i];
-    float* p = params.tensor(i);
-    const float* g = grads.tensor(i);
-    float* m = m_.data() + params.offsets[i];
-    float* v = v_.data() + params.offsets[i];
-    switch (s.group) {
-      case ParamGroup::kMatrix:
-        muon_update(p, g, m, s.rows, s.cols, float(cfg_.lr_matrix * cfg_.lr_scale * lrm));
-        break;
-      case ParamGroup::kEmbed:
-      case ParamGroup::kHead: {
-        profile::Zone zone(profile::kAdamW);
-        const double lr = (s.group == ParamGroup::kEmbed ? cfg_.lr_embed : cfg_.lr_head) * cfg_.lr_scale * lrm;
-        k_.adamw_step(p, g, m, v, s.numel(), float(lr), float(cfg_.beta1), float(cfg_.beta2), float(cfg_.eps),
-                      float(cfg_.weight_decay), bc1, bc2);
-        break;
-      }
-    }
+    if (s.group == ParamGroup::kMatrix) continue;
+    profile::Zone zone(profile::kAdamW);
+    const double lr = (s.group == ParamGroup::kEmbed ? cfg_.lr_embed : cfg_.lr_head) * cfg_.lr_scale * lrm;
+    k_.adamw_step(params.tensor(i), grads.tensor(i), m_.data() + params.offsets[i], v_.data() + params.offsets[i],
+                  s.numel(), float(lr), float(cfg_.beta1), float(cfg_.beta2), float(cfg_.eps),
+                  float(cfg_.weight_decay), bc1, bc2);
   }
+  muon_step(params, grads, lrm);
 }
 
 }  // namespace nt

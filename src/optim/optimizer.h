@@ -4,6 +4,10 @@
 //    orthogonalised by Newton-Schulz (quintic (3.4445, -4.7750, 2.0315)) on the
 //    Frobenius-normalised matrix, working on the smaller Gram side, and scaled by
 //    sqrt(max(1, rows/cols)).
+//    The matrices are shared among the OpenMP threads, each orthogonalising its own with
+//    one-thread GEMMs: Newton-Schulz's GEMMs are small (384 x 384 x 1536 at depth 6), and two
+//    cores splitting each one ran them at 65-80 % of the peak. Side by side, the whole optimizer
+//    step took 10-21 % less time at depth 6 and 8, fp32 and bf16 (docs/PERFORMANCE.md).
 //  * AdamW (decoupled weight decay, bias correction) for the embedding and the output head.
 #pragma once
 #include <cstdint>
@@ -45,18 +49,29 @@ class Optimizer {
   // State for checkpoints: Adam moments and Muon momentum, laid out like the parameters.
   Buffer<float>& m() { return m_; }
   Buffer<float>& v() { return v_; }
-  // Floats of optimizer state and scratch for these parameters (for the memory estimate).
-  static size_t state_floats(const std::vector<ParamSpec>& specs);
+  // Floats of optimizer state and scratch for these parameters (for the memory estimate), with
+  // Muon's scratch for `threads` threads (<= 0: OpenMP's thread count).
+  static size_t state_floats(const std::vector<ParamSpec>& specs, int threads = 0, bool bf16_newton_schulz = false);
+  // Threads that orthogonalise matrices side by side (1: one matrix at a time, each GEMM on every
+  // thread; chosen when the matrices do not split evenly among the threads).
+  int muon_threads() const { return int(work_.size()); }
 
  private:
-  void muon_update(float* p, const float* g, float* buf, int64_t rows, int64_t cols, float lr);
+  // One thread's Newton-Schulz scratch: x, y (rows * cols), a, b (the smaller side squared).
+  struct MuonScratch {
+    Buffer<float> x, y, a, b;
+    NewtonSchulzBf16 ns_bf16;
+  };
+  void muon_update(MuonScratch& s, float* p, const float* g, float* buf, int64_t rows, int64_t cols, float lr,
+                   bool main_thread);
+  void muon_step(ParamArena& params, const ParamArena& grads, double lrm);
   OptimConfig cfg_;
   const KernelTable& k_;
   int64_t t_ = 0;
   // m_: Adam first moment or Muon momentum; v_: Adam second moment (unused for matrices).
   Buffer<float> m_, v_;
-  Buffer<float> x_, y_, a_, b_;  // Newton-Schulz scratch
-  NewtonSchulzBf16 ns_bf16_;
+  std::vector<MuonScratch> scratch_;      // one per entry of work_
+  std::vector<std::vector<size_t>> work_;  // per thread: the parameter indices of its matrices
 };
 
 // Newton-Schulz orthogonalisation of x (rows, cols) in place, rows <= cols required.

@@ -173,7 +173,7 @@ TrainSummary run_training(const TrainConfig& given) {
   const int64_t n_params = count_params(mc), n_matmul = count_matmul_params(mc);
   const std::vector<ParamSpec> specs = param_specs(mc);  // sizes only; nothing allocated yet
   const size_t param_bytes = arena_numel(specs) * sizeof(float);
-  const size_t state_bytes = Optimizer::state_floats(specs) * sizeof(float);
+  const size_t state_bytes = Optimizer::state_floats(specs, threads, oc.bf16_newton_schulz) * sizeof(float);
   const size_t act_bytes = Gpt::activation_bytes(mc, std::max(B, eval_B), T, prec);
   const size_t need = 2 * param_bytes + state_bytes + act_bytes;
   const size_t avail = available_memory_bytes();

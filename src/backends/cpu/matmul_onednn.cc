@@ -4,10 +4,13 @@
 // primitive, brgemm on AVX-512-BF16, for the rest), the fp32 matmul primitive for the patterns
 // where it beats sgemm (matmul_cpu.cc says which), and the fp32 -> bf16 conversions' AVX2 floor.
 //
-// Primitives are cached by (m, n, k, transposes, beta, types): a training step reuses a few dozen
-// shapes, and building a primitive costs far more than running a small one. Transposes are
-// strides, so no operand is copied. The cache is not thread-safe: GEMMs are issued from the
-// thread that drives the step (oneDNN threads them on the same OpenMP pool).
+// Primitives are cached by (m, n, k, transposes, beta, types, threads): a training step reuses a
+// few dozen shapes, and building a primitive costs far more than running a small one. Transposes
+// are strides, so no operand is copied. GEMMs are issued from the thread that drives the step
+// (oneDNN threads them on the same OpenMP pool), or, for Muon, from every thread of a parallel
+// region with omp_get_max_threads() set to 1 there: each thread has its own cache (a primitive's
+// memory objects hold the operands of the call in progress), and the thread count is part of
+// the key because oneDNN builds a primitive for omp_get_max_threads() threads.
 //
 // Without AVX-512-BF16 (the AVX2 floor) the operands are widened to fp32 and multiplied by
 // sgemm: bf16 x bf16 products are exact in fp32, so the result is the same GEMM.
@@ -45,11 +48,11 @@ struct Prim {
 struct Cache {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{eng};
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool, float, bool, int64_t, bool>, std::unique_ptr<Prim>> prims;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool, float, bool, int64_t, bool, int>, std::unique_ptr<Prim>> prims;
 };
 
 Cache& cache() {
-  static Cache c;
+  thread_local Cache c;
   return c;
 }
 
@@ -127,7 +130,7 @@ bool make_inner_product(Prim& p, int64_t m, int64_t n, int64_t k, bool ta, bool 
 Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bool bf16_out, int64_t ldc,
                bool f32_in = false) {
   Cache& cc = cache();
-  auto key = std::make_tuple(m, n, k, ta, tb, beta, bf16_out, ldc, f32_in);
+  auto key = std::make_tuple(m, n, k, ta, tb, beta, bf16_out, ldc, f32_in, omp_get_max_threads());
   auto it = cc.prims.find(key);
   if (it != cc.prims.end()) return *it->second;
   auto p = std::make_unique<Prim>();
@@ -176,7 +179,6 @@ void run(Prim& p, const void* a, const void* b, void* c) {
 
 bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
                        bool ta, bool tb, float beta) {
-  NT_CHECK(!omp_in_parallel(), "matmul must be called outside parallel regions");
   Prim& p = get_prim(m, n, k, ta, tb, beta, false, ldc, true);
   if (p.reference) return false;
   run(p, a, b, c);
@@ -186,7 +188,6 @@ bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, in
 void matmul_bf16_onednn(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                         bool tb, float beta) {
   if (m == 0 || n == 0) return;
-  NT_CHECK(!omp_in_parallel(), "matmul_bf16 must be called outside parallel regions");
   if (k == 0) {
     for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
     return;
@@ -204,7 +205,6 @@ void matmul_bf16_onednn(float* c, const uint16_t* a, const uint16_t* b, int64_t 
 void matmul_bf16_out_onednn(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                             bool ta, bool tb) {
   if (m == 0 || n == 0) return;
-  NT_CHECK(!omp_in_parallel(), "matmul_bf16_out must be called outside parallel regions");
   if (k == 0) {
     std::memset(c, 0, size_t(m * n) * sizeof(uint16_t));
     return;
@@ -214,14 +214,17 @@ void matmul_bf16_out_onednn(uint16_t* c, const uint16_t* a, const uint16_t* b, i
 
 void matmul_bf16_widen(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                        bool tb, float beta) {
-  static std::vector<float> af, bf;
-  af.resize(size_t(m * k));
-  bf.resize(size_t(k * n));
+  // Per calling thread (Muon calls from several at once); the loops' threads write through the
+  // pointers, not the thread_local names, which would be their own empty vectors.
+  thread_local std::vector<float> a_wide, b_wide;
+  a_wide.resize(size_t(m * k));
+  b_wide.resize(size_t(k * n));
+  float *af = a_wide.data(), *bf = b_wide.data();
 #pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < m * k; ++i) af[size_t(i)] = ref::from_bf16_1(a[i]);
+  for (int64_t i = 0; i < m * k; ++i) af[i] = ref::from_bf16_1(a[i]);
 #pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < k * n; ++i) bf[size_t(i)] = ref::from_bf16_1(b[i]);
-  matmul(c, af.data(), bf.data(), m, n, k, ta, tb, beta);
+  for (int64_t i = 0; i < k * n; ++i) bf[i] = ref::from_bf16_1(b[i]);
+  matmul(c, af, bf, m, n, k, ta, tb, beta);
 }
 
 // The AVX2 floor of the conversions: the reference's scalar rounding (nearest even on the bit
@@ -240,7 +243,7 @@ void to_bf16_rows_avx2(uint16_t* dst, int64_t ld_dst, const float* src, int64_t 
 
 void matmul_bf16_out_widen(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                            bool ta, bool tb) {
-  static std::vector<float> cf;
+  thread_local std::vector<float> cf;
   cf.resize(size_t(m * n));
   matmul_bf16_widen(cf.data(), a, b, m, n, k, ta, tb, 0.0f);
   to_bf16_avx2(c, cf.data(), m * n);
