@@ -32,7 +32,7 @@ void NewtonSchulzBf16::run(const KernelTable& k, float* x, float* a, float* b, i
   for (int it = 0; it < steps; ++it) {
     k.matmul_bf16(a, cur, cur, m, m, n, false, true, 0.0f);  // A = X X^T
     k.to_bf16(ah_.data(), a, m * m);
-    k.matmul_bf16(b, ah_.data(), ah_.data(), m, m, m, false, false, 0.0f);  // A A
+    k.matmul_bf16(b, ah_.data(), ah_.data(), m, m, m, false, true, 0.0f);  // A A = A A^T (A is symmetric)
     newton_schulz_poly(k, b, a, m);                                         // a I + b A + c A A
     k.to_bf16(bh_.data(), b, m * m);
     if (it + 1 < steps) {

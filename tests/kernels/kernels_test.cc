@@ -3,10 +3,12 @@
 // forward, in double; (2) the CPU backend (float) against the reference (double) on awkward
 // shapes; (3) the accumulate/overwrite convention.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <string>
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/ref/ops_ref.h"
@@ -227,31 +229,38 @@ TEST(KernelParity, Attention) {
 }
 
 TEST(KernelParity, MatmulGramIsSymmetricAndExact) {
-  // X X^T takes the Gram path from 128 rows up, when the product is at least twice as long as X
-  // is tall: in fp32 the whole product through the matmul primitive, then mirrored; in bf16 the
-  // upper block triangle, then mirrored. Either way the result is exactly symmetric.
-  for (int64_t m : {int64_t(128), int64_t(203), int64_t(256)}) {
-    const int64_t k = 2 * m + 3;
-    Vec x = randn(m * k, 90);
-    Vec want(static_cast<size_t>(m * m));
-    ref::matmul<double>(want.data(), x.data(), x.data(), m, m, k, false, true, 0.0);
-    auto xf = to_f32(x);
-    std::vector<float> got(static_cast<size_t>(m * m), 5.0f);
-    cpu.matmul(got.data(), xf.data(), xf.data(), m, m, k, false, true, 0.0f);
-    EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want), 1e-5) << m;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < i; ++j) ASSERT_EQ(got[size_t(i * m + j)], got[size_t(j * m + i)]) << i << "," << j;
-    // The bf16 GEMM takes the same path: exact against the widened operands, symmetric.
-    std::vector<uint16_t> xh(xf.size());
-    ref::to_bf16(xh.data(), xf.data(), int64_t(xf.size()));
-    Vec want_h(static_cast<size_t>(m * m));
-    ref::matmul_bf16<double>(want_h.data(), xh.data(), xh.data(), m, m, k, false, true, 0.0);
-    std::fill(got.begin(), got.end(), 5.0f);
-    cpu.matmul_bf16(got.data(), xh.data(), xh.data(), m, m, k, false, true, 0.0f);
-    EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want_h), 1e-5) << "bf16 " << m;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < i; ++j) ASSERT_EQ(got[size_t(i * m + j)], got[size_t(j * m + i)]) << i << "," << j;
-  }
+  // X X^T takes the Gram path from 128 rows up when the product is at least twice as long as X
+  // is tall, or on one thread (Muon's matrices side by side) at any length: in fp32 the whole
+  // product through the matmul primitive (threaded) or sgemm's upper block triangle (one
+  // thread); in bf16 the upper block triangle. Then mirrored, so the result is exactly symmetric.
+  const int saved = omp_get_max_threads();
+  for (int threads : {2, 1})
+    for (int64_t m : {int64_t(128), int64_t(203), int64_t(256)})
+      for (int64_t k : {2 * m + 3, m + 5}) {
+        omp_set_num_threads(threads);
+        const bool gram = k >= 2 * m || threads == 1;
+        const std::string what = std::to_string(threads) + " threads, " + std::to_string(m) + " x " + std::to_string(k);
+        Vec x = randn(m * k, 90);
+        Vec want(static_cast<size_t>(m * m));
+        ref::matmul<double>(want.data(), x.data(), x.data(), m, m, k, false, true, 0.0);
+        auto xf = to_f32(x);
+        std::vector<float> got(static_cast<size_t>(m * m), 5.0f);
+        cpu.matmul(got.data(), xf.data(), xf.data(), m, m, k, false, true, 0.0f);
+        EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want), 1e-5) << what;
+        for (int64_t i = 0; gram && i < m; ++i)
+          for (int64_t j = 0; j < i; ++j) ASSERT_EQ(got[size_t(i * m + j)], got[size_t(j * m + i)]) << what;
+        // The bf16 GEMM: exact against the widened operands, symmetric on the Gram path.
+        std::vector<uint16_t> xh(xf.size());
+        ref::to_bf16(xh.data(), xf.data(), int64_t(xf.size()));
+        Vec want_h(static_cast<size_t>(m * m));
+        ref::matmul_bf16<double>(want_h.data(), xh.data(), xh.data(), m, m, k, false, true, 0.0);
+        std::fill(got.begin(), got.end(), 5.0f);
+        cpu.matmul_bf16(got.data(), xh.data(), xh.data(), m, m, k, false, true, 0.0f);
+        EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want_h), 1e-5) << "bf16, " << what;
+        for (int64_t i = 0; gram && i < m; ++i)
+          for (int64_t j = 0; j < i; ++j) ASSERT_EQ(got[size_t(i * m + j)], got[size_t(j * m + i)]) << "bf16, " << what;
+      }
+  omp_set_num_threads(saved);
 }
 
 // ---------------------------------------------------------------- bf16 (mixed precision)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Declarations of the CPU backend's ops (same contracts as kernels/kernels.h).
 #pragma once
+#include <omp.h>
+
 #include <cstdint>
 
 namespace nt::cpu {
@@ -12,18 +14,20 @@ void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int6
 bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
                        bool ta, bool tb, float beta);
 
-// The Gram product C = X X^T (a == b, B transposed, beta 0; Muon's Newton-Schulz) is symmetric:
-// the bf16 path multiplies only the upper triangle by block rows (62.5 % of the FLOPs with 4
-// block rows) and mirrors the rest. (fp32 takes the whole product through the matmul primitive:
-// that measured faster than sgemm on the block rows.) is_gram says whether a call qualifies
-// (long enough to gain); for_each_gram_block_row calls gemm(i0, rows) for
+// The Gram product C = X X^T (a == b, B transposed, beta 0; Muon's Newton-Schulz, whose A A is
+// A A^T too, A being symmetric) is symmetric: only the upper triangle is multiplied, by block
+// rows (62.5 % of the FLOPs with 4 block rows), and mirrored. is_gram says whether a call
+// qualifies (gains); for_each_gram_block_row calls gemm(i0, rows) for
 // C[i0:i0+rows, i0:m] = X[i0:i0+rows] X[i0:m]^T; mirror_upper_triangle copies the strict upper
-// triangle below the diagonal.
+// triangle below the diagonal. matmul_cpu.cc says when fp32 takes the whole product anyway.
 inline bool is_gram(const void* a, const void* b, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float beta) {
-  // Long products only (k >= 2m): the block rows run less efficiently than one GEMM, which
-  // outweighs the saved FLOPs on square X (Newton-Schulz x5 on 384 x 384 and 512 x 512 measured
-  // 2-3 % faster without; on 512 x 2048, 7 % faster with).
-  return a == b && !ta && tb && m == n && beta == 0.0f && m >= 128 && k >= 2 * m;
+  // Threaded, only long products (k >= 2m) gain: the block rows split between threads run less
+  // efficiently than one GEMM, which outweighed the saved FLOPs on square X (Newton-Schulz x5 on
+  // 384 x 384 and 512 x 512 measured 2-3 % faster without; on 512 x 2048, 7 % faster with). On
+  // one thread (Muon's matrices side by side) the block rows run as well as the whole product:
+  // fp32's triangle measured 18-28 % faster on 384 and 512 squares, 384 x 1536 and 512 x 2048;
+  // bf16 Newton-Schulz 5 % faster on the squares and the same on the long ones.
+  return a == b && !ta && tb && m == n && beta == 0.0f && m >= 128 && (k >= 2 * m || omp_get_max_threads() == 1);
 }
 template <class Gemm>
 void for_each_gram_block_row(int64_t m, Gemm&& gemm) {

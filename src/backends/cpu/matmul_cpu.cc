@@ -6,7 +6,8 @@
 // (brgemm) at 380-410, measured on this model's shapes. On the other patterns sgemm was as fast
 // or faster. The same holds for the long Gram products of Newton-Schulz (X X^T, k >= 2m): the
 // matmul primitive on the whole product beat sgemm on its block upper triangle (cpu_ops.h) by
-// 14-50 % (384 x 1536, 512 x 2048, 256 x 1024); sgemm keeps the triangle where oneDNN has no jit.
+// 14-50 % (384 x 1536, 512 x 2048, 256 x 1024) with two threads; on one thread (Muon's matrices
+// side by side) the triangle was 21-28 % faster than either whole product.
 #include <dnnl.h>
 
 #include "backends/cpu/cpu_ops.h"
@@ -27,7 +28,9 @@ void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int6
             float beta) {
   if (m == 0 || n == 0) return;
   if (is_gram(a, b, ta, tb, m, n, k, beta)) {
-    if (!matmul_f32_brgemm(c, n, a, b, m, n, k, ta, tb, beta))
+    // Threaded, the whole product through the matmul primitive (faster, see above); on one
+    // thread, or where oneDNN has no jit for it, sgemm on the block upper triangle.
+    if (omp_get_max_threads() == 1 || !matmul_f32_brgemm(c, n, a, b, m, n, k, ta, tb, beta))
       for_each_gram_block_row(m, [&](int64_t i0, int64_t rows) {
         sgemm('N', 'T', rows, m - i0, k, a + i0 * k, k, a + i0 * k, k, 0.0f, c + i0 * m + i0, m);
       });
