@@ -37,6 +37,7 @@ std::vector<std::vector<double>> updates(const ModelConfig& c, const KernelTable
   Optimizer opt(oc, params, k);
   *lists = opt.muon_threads();
   for (int s = 0; s < 3; ++s) opt.step(params, grads, 1.0);
+  EXPECT_EQ(omp_get_max_threads(), threads) << "the one-thread setting of Muon's region leaked out of it";
   omp_set_num_threads(saved);
   std::vector<std::vector<double>> d;
   for (size_t i = 0; i < params.specs.size(); ++i) {
