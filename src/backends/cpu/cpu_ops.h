@@ -25,7 +25,7 @@ inline bool is_gram(const void* a, const void* b, bool ta, bool tb, int64_t m, i
   // efficiently than one GEMM, which outweighed the saved FLOPs on square X (Newton-Schulz x5 on
   // 384 x 384 and 512 x 512 measured 2-3 % faster without; on 512 x 2048, 7 % faster with). On
   // one thread (Muon's matrices side by side) the block rows run as well as the whole product:
-  // fp32's triangle measured 18-28 % faster on 384 and 512 squares, 384 x 1536 and 512 x 2048;
+  // fp32's triangle measured 16-28 % faster on 384 and 512 squares, 384 x 1536 and 512 x 2048;
   // bf16 Newton-Schulz 5 % faster on the squares and the same on the long ones.
   return a == b && !ta && tb && m == n && beta == 0.0f && m >= 128 && (k >= 2 * m || omp_get_max_threads() == 1);
 }

@@ -7,7 +7,7 @@
 // or faster. The same holds for the long Gram products of Newton-Schulz (X X^T, k >= 2m): the
 // matmul primitive on the whole product beat sgemm on its block upper triangle (cpu_ops.h) by
 // 14-50 % (384 x 1536, 512 x 2048, 256 x 1024) with two threads; on one thread (Muon's matrices
-// side by side) the triangle was 21-28 % faster than either whole product.
+// side by side) the triangle was 16-28 % faster than either whole product.
 #include <dnnl.h>
 
 #include "backends/cpu/cpu_ops.h"
