@@ -72,21 +72,32 @@ std::vector<std::vector<size_t>> split_matrices(const std::vector<ParamSpec>& sp
   return {mats};
 }
 
+// One thread's Newton-Schulz scratch for its list: x and y hold its largest matrix, a and b
+// its largest Gram matrix (the smaller side squared).
+struct ScratchSize {
+  int64_t mat = 0, gram = 0;
+};
+ScratchSize scratch_size(const std::vector<ParamSpec>& specs, const std::vector<size_t>& list) {
+  ScratchSize z;
+  for (size_t i : list) {
+    const int64_t small = std::min(specs[i].rows, specs[i].cols);
+    z.mat = std::max(z.mat, specs[i].numel());
+    z.gram = std::max(z.gram, small * small);
+  }
+  return z;
+}
+
 }  // namespace
 
 size_t Optimizer::state_floats(const std::vector<ParamSpec>& specs, int threads, bool bf16_newton_schulz) {
-  size_t max_mat = 0, max_gram = 0;
-  for (const auto& s : specs)
-    if (s.group == ParamGroup::kMatrix) {
-      max_mat = std::max<size_t>(max_mat, size_t(s.numel()));
-      const size_t small = size_t(std::min(s.rows, s.cols));
-      max_gram = std::max(max_gram, small * small);
-    }
-  const size_t lists = split_matrices(specs, threads > 0 ? threads : omp_get_max_threads()).size();
   // m_ and v_ in the arena layout, and per thread the Newton-Schulz scratch x, y, a, b (and the
   // bf16 version's two bf16 iterates and two bf16 operands: half a float each).
-  const size_t per_thread = 2 * max_mat + 2 * max_gram + (bf16_newton_schulz ? max_mat + max_gram : 0);
-  return 2 * arena_numel(specs) + lists * per_thread;
+  size_t floats = 2 * arena_numel(specs);
+  for (const auto& list : split_matrices(specs, threads > 0 ? threads : omp_get_max_threads())) {
+    const ScratchSize z = scratch_size(specs, list);
+    floats += size_t(2 * z.mat + 2 * z.gram + (bf16_newton_schulz ? z.mat + z.gram : 0));
+  }
+  return floats;
 }
 
 Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k)
@@ -94,15 +105,10 @@ Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTab
   work_ = split_matrices(params.specs, omp_get_max_threads());
   scratch_.resize(work_.size());
   for (size_t t = 0; t < work_.size(); ++t) {
-    int64_t max_mat = 0, max_gram = 0;
-    for (size_t i : work_[t]) {
-      const ParamSpec& s = params.specs[i];
-      max_mat = std::max(max_mat, s.numel());
-      max_gram = std::max(max_gram, std::min(s.rows, s.cols) * std::min(s.rows, s.cols));
-    }
+    const ScratchSize z = scratch_size(params.specs, work_[t]);
     MuonScratch& sc = scratch_[t];
-    sc.x.resize(size_t(max_mat)), sc.y.resize(size_t(max_mat));
-    sc.a.resize(size_t(max_gram)), sc.b.resize(size_t(max_gram));
+    sc.x.resize(size_t(z.mat)), sc.y.resize(size_t(z.mat));
+    sc.a.resize(size_t(z.gram)), sc.b.resize(size_t(z.gram));
   }
 }
 
