@@ -13,6 +13,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/ref/ops_ref.h"
 #include "core/check.h"
+#include "core/system.h"
 #include "kernels/kernels.h"
 #include "test_util.h"
 
@@ -204,28 +205,38 @@ TEST(KernelParity, Rope) {
   EXPECT_LT(rel_err(to_f64(xf.data(), xf.size()), x), 1e-6);
 }
 
+// The dispatched kernels (the tiled ones on AVX-512) and the sgemm ones of the AVX2 floor,
+// whatever this CPU has.
 TEST(KernelParity, Attention) {
   struct Shape { int64_t B, T, H, KVH, D; };
-  std::vector<Shape> shapes = {{1, 1, 1, 1, 2}, {2, 7, 3, 1, 24}, {1, 33, 4, 2, 17 + 1}, {2, 70, 2, 2, 64}, {1, 150, 4, 2, 32}};
+  using Fwd = decltype(KernelTable::attention_fwd);
+  using Bwd = decltype(KernelTable::attention_bwd);
+  struct Impl { const char* name; Fwd fwd; Bwd bwd; };
+  const Impl impls[] = {{"dispatched", cpu.attention_fwd, cpu.attention_bwd},
+                        {"sgemm", cpu::attention_fwd, cpu::attention_bwd}};
+  std::vector<Shape> shapes = {{1, 1, 1, 1, 2},  {2, 7, 3, 1, 24},   {1, 33, 4, 2, 17 + 1}, {2, 70, 2, 2, 64},
+                               {1, 150, 4, 2, 32}, {1, 129, 2, 1, 64}, {1, 20, 2, 2, 7}};
   for (auto [b, t, h, kvh, d] : env_shapes<5>("NT_TEST_ATTENTION_SHAPES")) shapes.push_back({b, t, h, kvh, d});
-  for (Shape s : shapes) {
-    const int64_t nq = s.B * s.T * s.H * s.D, nk = s.B * s.T * s.KVH * s.D;
-    Vec q = randn(nq, 50), k = randn(nk, 51), v = randn(nk, 52), dout = randn(nq, 53);
-    Vec out(static_cast<size_t>(nq)), lse(static_cast<size_t>(s.B * s.H * s.T)), dq(static_cast<size_t>(nq)), dk(static_cast<size_t>(nk)), dv(static_cast<size_t>(nk));
-    ref::attention_fwd<double>(out.data(), lse.data(), q.data(), k.data(), v.data(), s.B, s.T, s.H, s.KVH, s.D);
-    ref::attention_bwd<double>(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), out.data(),
-                               lse.data(), s.B, s.T, s.H, s.KVH, s.D);
-    auto qf = to_f32(q), kf = to_f32(k), vf = to_f32(v), df = to_f32(dout);
-    std::vector<float> of(static_cast<size_t>(nq)), lf(lse.size()), dqf(static_cast<size_t>(nq), 7.f), dkf(static_cast<size_t>(nk), 7.f), dvf(static_cast<size_t>(nk), 7.f);
-    cpu.attention_fwd(of.data(), lf.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D);
-    cpu.attention_bwd(dqf.data(), dkf.data(), dvf.data(), df.data(), qf.data(), kf.data(), vf.data(), of.data(),
-                      lf.data(), s.B, s.T, s.H, s.KVH, s.D);
-    EXPECT_LT(rel_err(to_f64(of.data(), of.size()), out), 1e-5) << s.T;
-    EXPECT_LT(rel_err(to_f64(lf.data(), lf.size()), lse), 1e-5) << s.T;
-    EXPECT_LT(rel_err(to_f64(dqf.data(), dqf.size()), dq), 1e-4) << s.T;
-    EXPECT_LT(rel_err(to_f64(dkf.data(), dkf.size()), dk), 1e-4) << s.T;
-    EXPECT_LT(rel_err(to_f64(dvf.data(), dvf.size()), dv), 1e-4) << s.T;
-  }
+  for (const Impl& impl : impls)
+    for (Shape s : shapes) {
+      const int64_t nq = s.B * s.T * s.H * s.D, nk = s.B * s.T * s.KVH * s.D;
+      Vec q = randn(nq, 50), k = randn(nk, 51), v = randn(nk, 52), dout = randn(nq, 53);
+      Vec out(static_cast<size_t>(nq)), lse(static_cast<size_t>(s.B * s.H * s.T)), dq(static_cast<size_t>(nq)), dk(static_cast<size_t>(nk)), dv(static_cast<size_t>(nk));
+      ref::attention_fwd<double>(out.data(), lse.data(), q.data(), k.data(), v.data(), s.B, s.T, s.H, s.KVH, s.D);
+      ref::attention_bwd<double>(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), out.data(),
+                                 lse.data(), s.B, s.T, s.H, s.KVH, s.D);
+      auto qf = to_f32(q), kf = to_f32(k), vf = to_f32(v), df = to_f32(dout);
+      std::vector<float> of(static_cast<size_t>(nq)), lf(lse.size()), dqf(static_cast<size_t>(nq), 7.f), dkf(static_cast<size_t>(nk), 7.f), dvf(static_cast<size_t>(nk), 7.f);
+      impl.fwd(of.data(), lf.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D);
+      impl.bwd(dqf.data(), dkf.data(), dvf.data(), df.data(), qf.data(), kf.data(), vf.data(), of.data(), lf.data(), s.B,
+               s.T, s.H, s.KVH, s.D);
+      const std::string at = std::string(impl.name) + " T " + std::to_string(s.T) + " D " + std::to_string(s.D);
+      EXPECT_LT(rel_err(to_f64(of.data(), of.size()), out), 1e-5) << at;
+      EXPECT_LT(rel_err(to_f64(lf.data(), lf.size()), lse), 1e-5) << at;
+      EXPECT_LT(rel_err(to_f64(dqf.data(), dqf.size()), dq), 1e-4) << at;
+      EXPECT_LT(rel_err(to_f64(dkf.data(), dkf.size()), dk), 1e-4) << at;
+      EXPECT_LT(rel_err(to_f64(dvf.data(), dvf.size()), dv), 1e-4) << at;
+    }
 }
 
 TEST(KernelParity, MatmulGramIsSymmetricAndExact) {
@@ -416,6 +427,38 @@ TEST(KernelParity, GemmVnniBf16Tile) {
         }
         EXPECT_LT(rel_err(got, want), 1e-6) << name << " " << s.m << "x" << s.n << "x" << s.k2 << " acc " << acc;
       }
+}
+
+// The fp32 register tile of the fp32 attention on AVX-512 (B in pairs along k, as the bf16 tile
+// reads it), against double: strided operands, row and column tails, both accumulate modes; the
+// columns past n of a strided C stay untouched.
+TEST(KernelParity, GemmPairsF32Tile) {
+  const CpuFeatures f = cpu_features();
+  if (!(f.avx512f && f.avx512bw)) GTEST_SKIP() << "no AVX-512 on this CPU: the tile is not dispatched";
+  struct Shape { int64_t m, n, k2; };
+  for (Shape s : {Shape{1, 1, 1}, Shape{7, 33, 5}, Shape{6, 32, 32}, Shape{13, 70, 17}, Shape{64, 64, 32},
+                  Shape{3, 100, 64}, Shape{17, 15, 3}, Shape{5, 9, 2}})
+    for (bool acc : {false, true}) {
+      const int64_t lda = 2 * s.k2 + 2, ldb = 2 * s.n + 4, ldc = s.n + 3;
+      auto a = to_f32(randn(s.m * lda, 94)), b = to_f32(randn(s.k2 * ldb, 95)), cf = to_f32(randn(s.m * ldc, 96));
+      Vec want(static_cast<size_t>(s.m * s.n));
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t j = 0; j < s.n; ++j) {
+          double sum = acc ? double(cf[size_t(i * ldc + j)]) : 0.0;
+          for (int64_t kk = 0; kk < s.k2; ++kk)
+            for (int64_t e = 0; e < 2; ++e)
+              sum += double(a[size_t(i * lda + 2 * kk + e)]) * double(b[size_t(kk * ldb + 2 * j + e)]);
+          want[size_t(i * s.n + j)] = sum;
+        }
+      std::vector<float> c = cf;
+      cpu::gemm_pairs_f32_avx512(c.data(), ldc, a.data(), lda, b.data(), ldb, s.m, s.n, s.k2, acc);
+      Vec got(want.size());
+      for (int64_t i = 0; i < s.m; ++i) {
+        for (int64_t j = 0; j < s.n; ++j) got[size_t(i * s.n + j)] = c[size_t(i * ldc + j)];
+        for (int64_t j = s.n; j < ldc; ++j) ASSERT_EQ(c[size_t(i * ldc + j)], cf[size_t(i * ldc + j)]);
+      }
+      EXPECT_LT(rel_err(got, want), 1e-6) << s.m << "x" << s.n << "x" << s.k2 << " acc " << acc;
+    }
 }
 
 // Attention with bf16 products: against its executable spec (ref::attention_*_bf16, in double)

@@ -45,6 +45,13 @@ void attention_fwd(float* out, float* lse, const float* q, const float* k, const
 void attention_bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
                    const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
                    int64_t kvh, int64_t d);
+// The same on AVX-512 (F, BW): the tiled algorithm of the bf16 attention with exact fp32 operands
+// and gemm_pairs_f32_avx512 for its products (the one above calls oneDNN's sgemm per block).
+void attention_fwd_avx512(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b, int64_t t,
+                          int64_t h, int64_t kvh, int64_t d);
+void attention_bwd_avx512(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
+                          const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
+                          int64_t kvh, int64_t d);
 void relu2_fwd(float* out, const float* inp, int64_t n);
 void relu2_bwd(float* dinp, const float* dout, const float* inp, int64_t n);
 void softcap_xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t v, float cap,
@@ -91,6 +98,10 @@ void gemm_vnni_bf16_avx512(float* c, int64_t ldc, const uint16_t* a, int64_t lda
                            int64_t m, int64_t n, int64_t k2, bool accumulate);
 void gemm_vnni_bf16_portable(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t ldb,
                              int64_t m, int64_t n, int64_t k2, bool accumulate);
+// The fp32 register tile of the fp32 attention on AVX-512: the contract of GemmVnniBf16 with
+// fp32 elements, B packed in the same pairs along k: bp[kk * ldb + 2 j + e] = B(2 kk + e, j).
+void gemm_pairs_f32_avx512(float* c, int64_t ldc, const float* a, int64_t lda, const float* bp, int64_t ldb,
+                           int64_t m, int64_t n, int64_t k2, bool accumulate);
 // Attention with bf16 products (kernels.h attention_*_bf16), on either tile.
 void attention_fwd_bf16_avx512(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
                                int64_t t, int64_t h, int64_t kvh, int64_t d);

@@ -12,16 +12,17 @@ namespace nt {
 namespace {
 KernelTable make_cpu_table() {
   const CpuFeatures f = cpu_features();
-  const bool bf16 = f.avx512f && f.avx512bw && f.avx512bf16;
+  const bool avx512 = f.avx512f && f.avx512bw;
+  const bool bf16 = avx512 && f.avx512bf16;
   KernelTable t = {
-      bf16 ? "cpu-avx512bf16" : "cpu-avx2",
+      bf16 ? "cpu-avx512bf16" : avx512 ? "cpu-avx512" : "cpu-avx2",
       cpu::matmul,
       cpu::rmsnorm_fwd,
       cpu::rmsnorm_bwd,
       cpu::rope_fwd,
       cpu::rope_bwd,
-      cpu::attention_fwd,
-      cpu::attention_bwd,
+      avx512 ? cpu::attention_fwd_avx512 : cpu::attention_fwd,
+      avx512 ? cpu::attention_bwd_avx512 : cpu::attention_bwd,
       cpu::relu2_fwd,
       cpu::relu2_bwd,
       bf16 ? cpu::softcap_xent_avx512 : cpu::softcap_xent,

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
-// The bf16 attention (attention_bf16.h) on the AVX2 floor: 8-lane elementwise passes and the
+// The bf16 attention (attention_tiled.h) on the AVX2 floor: 8-lane elementwise passes and the
 // portable GEMM tile, which widens bf16 to fp32 (exact products), so it computes what the
 // AVX-512-BF16 build computes up to the order of fp32 additions.
-#include "backends/cpu/attention_bf16.h"
+#include "backends/cpu/attention_tiled.h"
 
 #include <vector>
 
 namespace nt::cpu {
 
-void* attention_bf16::scratch_buffer(int slot, size_t bytes) {
+void* attention_tiled::scratch_buffer(int slot, size_t bytes) {
   static thread_local std::vector<uint32_t> buffers[kSlots];
   std::vector<uint32_t>& b = buffers[slot];
   if (b.size() * sizeof(uint32_t) < bytes) b.resize((bytes + sizeof(uint32_t) - 1) / sizeof(uint32_t));
@@ -17,8 +17,12 @@ void* attention_bf16::scratch_buffer(int slot, size_t bytes) {
 
 namespace {
 
-// The AVX2 elementwise policy of attention_bf16.h.
+// The AVX2 bf16 policy of attention_tiled.h.
 struct Avx2Ops {
+  using Elem = uint16_t;
+  using Pair = uint32_t;
+  static constexpr const char* kFwdZone = "attention fwd bf16";
+  static constexpr const char* kBwdZone = "attention bwd bf16";
   static constexpr GemmVnniBf16 gemm = gemm_vnni_bf16_portable;
 
   // dst[j] = bf16(r0[j]) | bf16(r1[j]) << 16 for j < n: two rows interleaved into the pair layout
@@ -35,7 +39,7 @@ struct Avx2Ops {
   }
 
   // dst[0..n) = bf16(src * a), then zeros up to n_pad.
-  static void to_bf16_scaled(uint16_t* dst, const float* src, float a, int64_t n, int64_t n_pad) {
+  static void to_operand(uint16_t* dst, const float* src, float a, int64_t n, int64_t n_pad) {
     const __m256 va = _mm256_set1_ps(a);
     int64_t j = 0;
     for (; j + 8 <= n; j += 8)
@@ -120,12 +124,12 @@ struct Avx2Ops {
 
 void attention_fwd_bf16_avx2(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
                              int64_t t, int64_t h, int64_t kvh, int64_t d) {
-  attention_bf16::fwd<Avx2Ops>(out, lse, q, k, v, b, t, h, kvh, d);
+  attention_tiled::fwd<Avx2Ops>(out, lse, q, k, v, b, t, h, kvh, d);
 }
 void attention_bwd_bf16_avx2(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
                              const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
                              int64_t kvh, int64_t d) {
-  attention_bf16::bwd<Avx2Ops>(dq, dk, dv, dout, q, k, v, out, lse, b, t, h, kvh, d);
+  attention_tiled::bwd<Avx2Ops>(dq, dk, dv, dout, q, k, v, out, lse, b, t, h, kvh, d);
 }
 
 }  // namespace nt::cpu

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: MIT
-// The algorithm of the bf16 attention, shared by its AVX2 and AVX-512 builds
-// (attention_bf16.cc, attention_bf16_avx512.cc), which supply the elementwise operations and the
-// GEMM tile as an Ops policy: pack_pairs, to_bf16_scaled, row_max, exp_row, backward_pair, gemm.
+// The tiled attention algorithm, shared by the bf16 attention (AVX2 and AVX-512 builds) and the
+// fp32 attention on AVX-512 (attention_tiled.cc, attention_tiled_avx512.cc). They supply the
+// element type of the GEMM operands and the elementwise operations and GEMM tile as an Ops
+// policy: Ops::Elem (uint16_t bf16 or float), Ops::Pair (two Elems: uint32_t or uint64_t),
+// pack_pairs, to_operand, row_max, exp_row, backward_pair, gemm.
 //
-// Causal grouped-query attention with bf16 products and fp32 softmax and accumulation.
+// Causal grouped-query attention; softmax and accumulation in fp32.
 //
-// Same tiling as attention_cpu.cc (blocks of kQBlock query rows, scores against the visible
-// keys in an O(kQBlock T) per-thread scratch, exact softmax rows, backward recomputing P from
-// the log-sum-exp), but every product is a register-tile bf16 GEMM (gemm_vnni_bf16_*): q, k,
-// v, dO, P and dS are rounded to bf16 where they become GEMM operands, as ref::
-// attention_*_bf16 specifies. A task owns one (batch, kv head): it packs that head's K and V
-// once into the pair layouts the tile reads, serves all the query heads of its group, and in
-// backward owns the dK and dV rows it accumulates (kept transposed, D x T, so that dKᵀ += Qᵀ dS
-// is a plain tile product; written back once at the end). No atomics; deterministic.
+// Blocks of kQBlock query rows, scores against the visible keys in an O(kQBlock T) per-thread
+// scratch, exact softmax rows, backward recomputing P from the log-sum-exp, and every product a
+// register-tile GEMM whose B operand is packed in pairs along k (gemm_vnni_bf16_*,
+// gemm_pairs_f32_avx512). q, k, v, dO, P and dS become Elem where they become GEMM operands (in
+// bf16 as ref::attention_*_bf16 specifies; in fp32 exactly). A task owns one (batch, kv head): it
+// packs that head's K and V once into the pair layouts the tile reads, serves all the query heads
+// of its group, and in backward owns the dK and dV rows it accumulates (kept transposed, D x T, so
+// that dKᵀ += Qᵀ dS is a plain tile product; written back once at the end). No atomics;
+// deterministic.
 #pragma once
 #include <immintrin.h>
 #include <omp.h>
@@ -25,7 +28,7 @@
 #include "backends/cpu/simd_avx2.h"
 #include "profile/profile.h"
 
-namespace nt::cpu::attention_bf16 {
+namespace nt::cpu::attention_tiled {
 
 void* scratch_buffer(int slot, size_t bytes);
 
@@ -70,6 +73,36 @@ inline void transpose32(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t
     for (int64_t j = 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
 }
 
+// The same for 64-bit elements (fp32 pairs): 4 x 4 blocks through registers, scalar edges.
+inline void transpose64(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t lds, int64_t rows, int64_t cols) {
+  int64_t i = 0;
+  for (; i + 4 <= rows; i += 4) {
+    int64_t j = 0;
+    for (; j + 4 <= cols; j += 4) {
+      __m256d r[4], t[4];
+      for (int e = 0; e < 4; ++e) r[e] = _mm256_loadu_pd(reinterpret_cast<const double*>(src + (i + e) * lds + j));
+      t[0] = _mm256_unpacklo_pd(r[0], r[1]);
+      t[1] = _mm256_unpackhi_pd(r[0], r[1]);
+      t[2] = _mm256_unpacklo_pd(r[2], r[3]);
+      t[3] = _mm256_unpackhi_pd(r[2], r[3]);
+      _mm256_storeu_pd(reinterpret_cast<double*>(dst + j * ldd + i), _mm256_permute2f128_pd(t[0], t[2], 0x20));
+      _mm256_storeu_pd(reinterpret_cast<double*>(dst + (j + 1) * ldd + i), _mm256_permute2f128_pd(t[1], t[3], 0x20));
+      _mm256_storeu_pd(reinterpret_cast<double*>(dst + (j + 2) * ldd + i), _mm256_permute2f128_pd(t[0], t[2], 0x31));
+      _mm256_storeu_pd(reinterpret_cast<double*>(dst + (j + 3) * ldd + i), _mm256_permute2f128_pd(t[1], t[3], 0x31));
+    }
+    for (; j < cols; ++j)
+      for (int64_t e = 0; e < 4; ++e) dst[j * ldd + i + e] = src[(i + e) * lds + j];
+  }
+  for (; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
+}
+inline void transpose(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t lds, int64_t rows, int64_t cols) {
+  transpose32(dst, ldd, src, lds, rows, cols);
+}
+inline void transpose(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t lds, int64_t rows, int64_t cols) {
+  transpose64(dst, ldd, src, lds, rows, cols);
+}
+
 // Per-thread scratch buffers, grown on demand and kept across calls (OpenMP's pool threads
 // persist), so a call neither allocates nor clears memory. Defined once, in the AVX2 unit: no
 // standard-library code is instantiated in the AVX-512 one (see the namespace note below).
@@ -87,28 +120,28 @@ inline void prefetch_row(const float* x, int64_t stride, int64_t r, int64_t rows
     for (int64_t e = 0; e < D; e += 16) _mm_prefetch(reinterpret_cast<const char*>(x + r * stride + e), _MM_HINT_T0);
 }
 
-// Q or dO block rows as a row-major bf16 A operand (d2 elements a row, zero padding).
+// Q or dO block rows as a row-major A operand (d2 elements a row, zero padding).
 template <class Ops>
-void rows_to_bf16(uint16_t* dst, int64_t d2, const float* x, int64_t stride, int64_t rows, int64_t D) {
+void rows_to_operand(typename Ops::Elem* dst, int64_t d2, const float* x, int64_t stride, int64_t rows, int64_t D) {
   for (int64_t r = 0; r < rows; ++r) {
     prefetch_row(x, stride, r + kAhead, rows, D);
-    Ops::to_bf16_scaled(dst + r * d2, x + r * stride, 1.0f, D, d2);
+    Ops::to_operand(dst + r * d2, x + r * stride, 1.0f, D, d2);
   }
 }
 
 // Kᵀ in pairs along the head dim: kt[dd * T + j] = (k_j[2dd], k_j[2dd+1]): the B operand of
 // S = Q Kᵀ (and, from V, of dP = dO Vᵀ). rows: scratch of T * d2 / 2 words.
 template <class Ops>
-void pack_transposed(uint32_t* kt, const float* k, int64_t ks, int64_t T, int64_t D, uint32_t* rows) {
+void pack_transposed(typename Ops::Pair* kt, const float* k, int64_t ks, int64_t T, int64_t D, typename Ops::Pair* rows) {
   const int64_t d2 = even(D);
-  rows_to_bf16<Ops>(reinterpret_cast<uint16_t*>(rows), d2, k, ks, T, D);
-  transpose32(kt, T, rows, d2 / 2, T, d2 / 2);
+  rows_to_operand<Ops>(reinterpret_cast<typename Ops::Elem*>(rows), d2, k, ks, T, D);
+  transpose(kt, T, rows, d2 / 2, T, d2 / 2);
 }
 
 // K (or V) in pairs along time: kn[jj * D + d] = (k_{2jj}[d], k_{2jj+1}[d]): the B operand of
 // P V and dS K.
 template <class Ops>
-void pack_rows(uint32_t* kn, const float* k, int64_t ks, int64_t T, int64_t D) {
+void pack_rows(typename Ops::Pair* kn, const float* k, int64_t ks, int64_t T, int64_t D) {
   for (int64_t jj = 0; jj < even(T) / 2; ++jj) {
     prefetch_row(k, ks, 2 * jj + kAhead, T, D);
     prefetch_row(k, ks, 2 * jj + 1 + kAhead, T, D);
@@ -116,8 +149,11 @@ void pack_rows(uint32_t* kn, const float* k, int64_t ks, int64_t T, int64_t D) {
   }
 }
 
-// The uint16 view of a pair buffer (the tile reads bf16 elements).
-inline const uint16_t* u16(const uint32_t* v) { return reinterpret_cast<const uint16_t*>(v); }
+// The element view of a pair buffer (the tile reads elements).
+template <class Ops>
+inline const typename Ops::Elem* elems(const typename Ops::Pair* v) {
+  return reinterpret_cast<const typename Ops::Elem*>(v);
+}
 
 template <class Ops>
 void fwd(float* out, float* lse, const float* q, const float* k, const float* v, int64_t B,
@@ -125,14 +161,16 @@ void fwd(float* out, float* lse, const float* q, const float* k, const float* v,
   const float scale = 1.0f / std::sqrt(float(D));
   const int64_t group = H / KVH, qs = H * D, ks = KVH * D, d2 = even(D), t2 = even(T);
   const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
+  using P = typename Ops::Pair;
+  using E = typename Ops::Elem;
 #pragma omp parallel
   {
-    profile::WorkZone work("attention fwd bf16");
-    uint32_t* kt = grab<uint32_t>(kKt, d2 / 2 * T);
-    uint32_t* vn = grab<uint32_t>(kVn, t2 / 2 * D);
-    uint32_t* rows_buf = grab<uint32_t>(kRows, d2 / 2 * T);
-    uint16_t* qa = grab<uint16_t>(kQa, kQBlock * d2);
-    uint16_t* pa = grab<uint16_t>(kPa, kQBlock * t2);
+    profile::WorkZone work(Ops::kFwdZone);
+    P* kt = grab<P>(kKt, d2 / 2 * T);
+    P* vn = grab<P>(kVn, t2 / 2 * D);
+    P* rows_buf = grab<P>(kRows, d2 / 2 * T);
+    E* qa = grab<E>(kQa, kQBlock * d2);
+    E* pa = grab<E>(kPa, kQBlock * t2);
     float* s = grab<float>(kS, kQBlock * T);
 #pragma omp for collapse(2) schedule(dynamic, 1) nowait
     for (int64_t b = 0; b < B; ++b)
@@ -142,17 +180,17 @@ void fwd(float* out, float* lse, const float* q, const float* k, const float* v,
         for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
           for (int64_t bi = 0; bi < nblocks; ++bi) {
             const int64_t i0 = bi * kQBlock, n = std::min(T, i0 + kQBlock), rows = n - i0, n2 = even(n);
-            rows_to_bf16<Ops>(qa, d2, q + (b * T + i0) * qs + h * D, qs, rows, D);
-            Ops::gemm(s, n, qa, d2, u16(kt), 2 * T, rows, n, d2 / 2, false);  // S = Q Kᵀ
+            rows_to_operand<Ops>(qa, d2, q + (b * T + i0) * qs + h * D, qs, rows, D);
+            Ops::gemm(s, n, qa, d2, elems<Ops>(kt), 2 * T, rows, n, d2 / 2, false);  // S = Q Kᵀ
             for (int64_t r = 0; r < rows; ++r) {
               float* sr = s + r * n;
               const int64_t nv = i0 + r + 1;  // keys 0..i visible
               const float mx = Ops::row_max(sr, nv) * scale;
               const float l = Ops::exp_row(sr, sr, nv, scale, mx);
-              Ops::to_bf16_scaled(pa + r * n2, sr, 1.0f / l, nv, n2);
+              Ops::to_operand(pa + r * n2, sr, 1.0f / l, nv, n2);
               lse[(b * H + h) * T + i0 + r] = mx + std::log(l);
             }
-            Ops::gemm(out + (b * T + i0) * qs + h * D, qs, pa, n2, u16(vn), 2 * D, rows, D, n2 / 2, false);  // P V
+            Ops::gemm(out + (b * T + i0) * qs + h * D, qs, pa, n2, elems<Ops>(vn), 2 * D, rows, D, n2 / 2, false);  // P V
           }
       }
   }
@@ -164,20 +202,22 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
   const float scale = 1.0f / std::sqrt(float(D));
   const int64_t group = H / KVH, qs = H * D, ks = KVH * D, d2 = even(D), t2 = even(T);
   const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
+  using P = typename Ops::Pair;
+  using E = typename Ops::Elem;
 #pragma omp parallel
   {
-    profile::WorkZone work("attention bwd bf16");
-    uint32_t* kt = grab<uint32_t>(kKt, d2 / 2 * T);
-    uint32_t* vt = grab<uint32_t>(kVt, d2 / 2 * T);
-    uint32_t* kn = grab<uint32_t>(kKn, t2 / 2 * D);
-    uint32_t* rows_buf = grab<uint32_t>(kRows, std::max(d2 / 2 * T, kQBlock / 2 * D));
-    uint32_t* pv = grab<uint32_t>(kPv, kQBlock / 2 * T);
-    uint32_t* dsv = grab<uint32_t>(kDsv, kQBlock / 2 * T);
-    uint32_t* qt = grab<uint32_t>(kQt, D * kQBlock / 2);
-    uint32_t* dt = grab<uint32_t>(kDt, D * kQBlock / 2);
-    uint16_t* qa = grab<uint16_t>(kQa, kQBlock * d2);
-    uint16_t* da = grab<uint16_t>(kDa, kQBlock * d2);
-    uint16_t* dsa = grab<uint16_t>(kDsa, kQBlock * t2);
+    profile::WorkZone work(Ops::kBwdZone);
+    P* kt = grab<P>(kKt, d2 / 2 * T);
+    P* vt = grab<P>(kVt, d2 / 2 * T);
+    P* kn = grab<P>(kKn, t2 / 2 * D);
+    P* rows_buf = grab<P>(kRows, std::max(d2 / 2 * T, kQBlock / 2 * D));
+    P* pv = grab<P>(kPv, kQBlock / 2 * T);
+    P* dsv = grab<P>(kDsv, kQBlock / 2 * T);
+    P* qt = grab<P>(kQt, D * kQBlock / 2);
+    P* dt = grab<P>(kDt, D * kQBlock / 2);
+    E* qa = grab<E>(kQa, kQBlock * d2);
+    E* da = grab<E>(kDa, kQBlock * d2);
+    E* dsa = grab<E>(kDsa, kQBlock * t2);
     float* s = grab<float>(kS, kQBlock * T);
     float* dp = grab<float>(kDp, kQBlock * T);
     float* dkt = grab<float>(kDkt, D * T);
@@ -199,14 +239,14 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
             const int64_t i0 = bi * kQBlock, n = std::min(T, i0 + kQBlock), rows = n - i0, n2 = even(n);
             const int64_t rows2 = even(rows), qo = (b * T + i0) * qs + h * D;
             // Q and dO as row-major A operands (S, dP) and transposed in pairs of rows (dKᵀ, dVᵀ).
-            rows_to_bf16<Ops>(qa, d2, q + qo, qs, rows, D);
-            rows_to_bf16<Ops>(da, d2, dout + qo, qs, rows, D);
+            rows_to_operand<Ops>(qa, d2, q + qo, qs, rows, D);
+            rows_to_operand<Ops>(da, d2, dout + qo, qs, rows, D);
             pack_rows<Ops>(rows_buf, q + qo, qs, rows, D);
-            transpose32(qt, rows2 / 2, rows_buf, D, rows2 / 2, D);
+            transpose(qt, rows2 / 2, rows_buf, D, rows2 / 2, D);
             pack_rows<Ops>(rows_buf, dout + qo, qs, rows, D);
-            transpose32(dt, rows2 / 2, rows_buf, D, rows2 / 2, D);
-            Ops::gemm(s, n, qa, d2, u16(kt), 2 * T, rows, n, d2 / 2, false);   // S = Q Kᵀ
-            Ops::gemm(dp, n, da, d2, u16(vt), 2 * T, rows, n, d2 / 2, false);  // dP = dO Vᵀ
+            transpose(dt, rows2 / 2, rows_buf, D, rows2 / 2, D);
+            Ops::gemm(s, n, qa, d2, elems<Ops>(kt), 2 * T, rows, n, d2 / 2, false);   // S = Q Kᵀ
+            Ops::gemm(dp, n, da, d2, elems<Ops>(vt), 2 * T, rows, n, d2 / 2, false);  // dP = dO Vᵀ
             const float* lrow = lse + (b * H + h) * T + i0;
             for (int64_t r = 0; r < rows; ++r) {  // D_i = dO_i . O_i
               prefetch_row(dout + qo, qs, r + kAhead, rows, D);
@@ -222,9 +262,9 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
                             two ? lrow[r0 + 1] : 0.0f, di0, di1, scale, two);
               if (n2 > n) dsa[r0 * n2 + n] = 0, dsa[(r0 + 1) * n2 + n] = 0;
             }
-            Ops::gemm(dq + qo, qs, dsa, n2, u16(kn), 2 * D, rows, D, n2 / 2, false);           // dQ = dS K
-            Ops::gemm(dkt, T, u16(qt), rows2, u16(dsv), 2 * n, D, n, rows2 / 2, !first);  // dKᵀ += Qᵀ dS
-            Ops::gemm(dvt, T, u16(dt), rows2, u16(pv), 2 * n, D, n, rows2 / 2, !first);   // dVᵀ += dOᵀ P
+            Ops::gemm(dq + qo, qs, dsa, n2, elems<Ops>(kn), 2 * D, rows, D, n2 / 2, false);           // dQ = dS K
+            Ops::gemm(dkt, T, elems<Ops>(qt), rows2, elems<Ops>(dsv), 2 * n, D, n, rows2 / 2, !first);  // dKᵀ += Qᵀ dS
+            Ops::gemm(dvt, T, elems<Ops>(dt), rows2, elems<Ops>(pv), 2 * n, D, n, rows2 / 2, !first);   // dVᵀ += dOᵀ P
           }
         transpose32(reinterpret_cast<uint32_t*>(dk + b * T * ks + kvh * D), ks, reinterpret_cast<const uint32_t*>(dkt),
                     T, D, T);
@@ -235,4 +275,4 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
 }
 
 }  // namespace
-}  // namespace nt::cpu::attention_bf16
+}  // namespace nt::cpu::attention_tiled
