@@ -75,8 +75,11 @@ class Optimizer {
   std::vector<std::vector<size_t>> work_;  // per thread: the parameter indices of its matrices
 };
 
-// Newton-Schulz orthogonalisation of x (rows, cols) in place, rows <= cols required.
+// Newton-Schulz orthogonalisation of x (rows, cols) in place, rows <= cols required; y is
+// scratch of rows * cols, a and b of rows * rows.
 void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b, int64_t rows, int64_t cols,
                    int steps);
+// Whether newton_schulz iterates on the Gram matrix (fewer FLOPs from cols >= 2 rows on).
+inline bool newton_schulz_on_gram(int64_t rows, int64_t cols) { return cols >= 2 * rows; }
 
 }  // namespace nt

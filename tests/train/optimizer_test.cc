@@ -55,6 +55,59 @@ double worst(const std::vector<std::vector<double>>& got, const std::vector<std:
   return e;
 }
 
+// The plain quintic iteration in double: X <- (a I + b A + c A A) X, A = X X^T, from X / |X|.
+std::vector<double> newton_schulz_double(std::vector<double> x, int64_t m, int64_t n, int steps) {
+  double norm = 0;
+  for (double v : x) norm += v * v;
+  for (double& v : x) v /= std::sqrt(norm) + 1e-7;
+  std::vector<double> a(size_t(m * m)), b(size_t(m * m)), y(x.size());
+  for (int it = 0; it < steps; ++it) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        double s = 0;
+        for (int64_t l = 0; l < n; ++l) s += x[size_t(i * n + l)] * x[size_t(j * n + l)];
+        a[size_t(i * m + j)] = s;
+      }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        double s = 0;
+        for (int64_t l = 0; l < m; ++l) s += a[size_t(i * m + l)] * a[size_t(l * m + j)];
+        b[size_t(i * m + j)] = -4.7750 * a[size_t(i * m + j)] + 2.0315 * s + (i == j ? 3.4445 : 0.0);
+      }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t l = 0; l < m; ++l) s += b[size_t(i * m + l)] * x[size_t(l * n + j)];
+        y[size_t(i * n + j)] = s;
+      }
+    x.swap(y);
+  }
+  return x;
+}
+
+// fp32 Newton-Schulz against the plain iteration in double, on square matrices (the plain
+// iteration) and long ones (the Gram iteration), one and two threads, 0 to 5 steps; 130 rows
+// take the matmul's Gram-triangle path too.
+TEST(Optimizer, NewtonSchulzMatchesThePlainIterationInDouble) {
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2})
+    for (auto [m, n] : {std::pair<int64_t, int64_t>{24, 24}, {24, 48}, {20, 67}, {130, 130}, {130, 300}})
+      for (int steps : {0, 1, 2, 5}) {
+        omp_set_num_threads(threads);
+        const std::vector<double> x0 = test::randn(size_t(m * n), 31);
+        const std::vector<double> want = newton_schulz_double(x0, m, n, steps);
+        std::vector<float> x = test::to_f32(x0), y(x.size()), a(size_t(m * m)), b(size_t(m * m));
+        newton_schulz(cpu_kernels(), x.data(), y.data(), a.data(), b.data(), m, n, steps);
+        // Measured: the plain iteration 0.7-1.5e-6, the Gram iteration 2.1-2.3e-5 (its product
+        // of polynomials has no self-correction); a wrong or missing product is O(1).
+        const double bound = newton_schulz_on_gram(m, n) ? 6e-5 : 5e-6;
+        EXPECT_LT(test::rel_err(test::to_f64(x.data(), x.size()), want), bound)
+            << m << " x " << n << ", " << steps << " steps, " << threads << " threads"
+            << (newton_schulz_on_gram(m, n) ? " (Gram iteration)" : "");
+      }
+  omp_set_num_threads(saved);
+}
+
 TEST(Optimizer, MatricesSharedAmongThreadsGiveTheOneThreadUpdate) {
   for (const ModelConfig& c : {config(2, 64), config(3, 128)})
     for (bool bf16_ns : {false, true}) {
