@@ -38,13 +38,9 @@ nlohmann::json OptimConfig::to_json() const {
 
 namespace {
 
-// Newton-Schulz FLOPs of five iterations on a (rows, cols) matrix: m = the smaller side, n = the
-// larger. Each iteration: X X^T, A A and B X; on the Gram matrix (fp32, long matrices): the two
-// m x n products at the ends, four m x m products an iteration between.
+// What a matrix costs Muon: the Newton-Schulz FLOPs of its default five steps.
 double ns_cost(const ParamSpec& s, bool bf16) {
-  const double m = double(std::min(s.rows, s.cols)), n = double(std::max(s.rows, s.cols));
-  if (!bf16 && newton_schulz_on_gram(int64_t(m), int64_t(n))) return 4 * m * m * n + 5 * 8 * m * m * m;
-  return 5 * (4 * m * m * n + 2 * m * m * m);
+  return newton_schulz_flops(std::min(s.rows, s.cols), std::max(s.rows, s.cols), 5, bf16);
 }
 
 // Shares the matrices among `threads` threads, longest first to the least-loaded thread. When
@@ -124,6 +120,15 @@ Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTab
 // m x m products in between: 3 m²n + ~31 m³ FLOP-units against ~16 m²n + 6 m³, 40 % fewer at
 // n = 4m. Run in fp32 only: the accumulated product has no self-correction, and bf16's rounding
 // would drift (fp32 agrees with the plain iteration to ~1e-6, the test checks it).
+double newton_schulz_flops(int64_t rows, int64_t cols, int steps, bool bf16) {
+  const double m = double(rows), n = double(cols), s = double(steps);
+  if (steps == 0) return 0.0;
+  // Plain, each step: X X^T, A A, B X. On the Gram matrix: G0 and the final product; each step
+  // G G, all but the last P G and P (P G), all but the first P (P_{it-1} ... P0).
+  if (!bf16 && newton_schulz_on_gram(rows, cols)) return 4 * m * m * n + 2 * m * m * m * (s + 2 * (s - 1) + (s - 1));
+  return s * (4 * m * m * n + 2 * m * m * m);
+}
+
 void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b, int64_t m, int64_t n, int steps) {
   NT_CHECK(m <= n, "newton_schulz wants rows <= cols (%ld, %ld)", long(m), long(n));
   const float norm = float(std::sqrt(k.sum_squares(x, m * n)));

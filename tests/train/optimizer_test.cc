@@ -106,6 +106,10 @@ TEST(Optimizer, NewtonSchulzMatchesThePlainIterationInDouble) {
             << (newton_schulz_on_gram(m, n) ? " (Gram iteration)" : "");
       }
   omp_set_num_threads(saved);
+  // The FLOP count Muon balances its threads by: fewer on the Gram path, the plain one on squares.
+  EXPECT_LT(newton_schulz_flops(384, 1536, 5, false), 0.65 * newton_schulz_flops(384, 1536, 5, true));
+  EXPECT_EQ(newton_schulz_flops(384, 384, 5, false), newton_schulz_flops(384, 384, 5, true));
+  EXPECT_EQ(newton_schulz_flops(384, 1536, 0, false), 0.0);
 }
 
 TEST(Optimizer, MatricesSharedAmongThreadsGiveTheOneThreadUpdate) {
