@@ -218,16 +218,16 @@ void run_bench(const BenchFlags& f) {
       // Muon on the MLP matrix (C x F after the transpose to rows <= cols), 5 iterations.
       const int64_t m = C, n = F;
       Buffer<float> x{size_t(m * n)}, y{size_t(m * n)}, ga{size_t(m * m)}, gb{size_t(m * m)};
-      // The FLOPs each version runs (fp32 iterates on the Gram matrix here: F = 4 C).
+      // The FLOPs both versions run (they iterate on the Gram matrix here: F = 4 C).
       report("muon newton-schulz x5 (C,F)", time_median([&] {
                fill_rand(x.data(), size_t(m * n), 11);
                newton_schulz(k, x.data(), y.data(), ga.data(), gb.data(), m, n, 5);
-             }), newton_schulz_flops(m, n, 5, false), true, fma);
+             }), newton_schulz_flops(m, n, 5), true, fma);
       NewtonSchulzBf16 ns;
       report("muon newton-schulz x5 bf16 (C,F)", time_median([&] {
                fill_rand(x.data(), size_t(m * n), 11);
                ns.run(k, x.data(), ga.data(), gb.data(), m, n, 5);
-             }), newton_schulz_flops(m, n, 5, true), true, pbf16);
+             }), newton_schulz_flops(m, n, 5), true, pbf16);
     }
     report("adamw (V*C)", time_median([&] {
              k.adamw_step(d.data(), a.data(), e.data(), g.data(), V * C, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.0f, 0.5f, 0.5f);

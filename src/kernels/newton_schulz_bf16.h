@@ -16,12 +16,17 @@ namespace nt {
 // given A = X X^T in a and A A in b (both (m, m), fp32), turns b into a I + b A + c A A, the
 // matrix that multiplies X in one iteration, X' = (a I + b A + c A A) X.
 void newton_schulz_poly(const KernelTable& k, float* b, const float* a, int64_t m);
+// Whether Newton-Schulz on an (m, n) matrix, m <= n, iterates on the Gram matrix: from n >= 2m,
+// where its m x m products cost fewer FLOPs than the plain iteration's m x n ones.
+inline bool newton_schulz_on_gram(int64_t m, int64_t n) { return n >= 2 * m; }
 
 class NewtonSchulzBf16 {
  public:
   void run(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n, int steps);
 
  private:
+  void run_on_gram(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n, int steps);
+
   Buffer<uint16_t> xh_, xh2_, ah_, bh_;  // two (m, n) iterates, two (m, m) operands
 };
 

@@ -79,10 +79,8 @@ class Optimizer {
 // scratch of rows * cols, a and b of rows * rows.
 void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b, int64_t rows, int64_t cols,
                    int steps);
-// Whether newton_schulz iterates on the Gram matrix (fewer FLOPs from cols >= 2 rows on).
-inline bool newton_schulz_on_gram(int64_t rows, int64_t cols) { return cols >= 2 * rows; }
-// The FLOPs newton_schulz (bf16: NewtonSchulzBf16, always the plain iteration) runs on a (rows,
-// cols) matrix, rows <= cols, counting every product whole (the Gram triangles run ~62 % of it).
-double newton_schulz_flops(int64_t rows, int64_t cols, int steps, bool bf16);
+// The FLOPs newton_schulz (and NewtonSchulzBf16: the same products) runs on a (rows, cols)
+// matrix, rows <= cols, counting every product whole (the Gram triangles run ~62 % of it).
+double newton_schulz_flops(int64_t rows, int64_t cols, int steps);
 
 }  // namespace nt
