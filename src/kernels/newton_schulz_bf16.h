@@ -3,7 +3,8 @@
 // KernelTable's to_bf16 / matmul_bf16(_out) / axpby / sum_squares only. Same result as optim's
 // newton_schulz (x (m, n) with m <= n is orthogonalised in place; a, b are fp32 scratch of m*m;
 // no (m, n) scratch is needed); the bf16 iterates are owned here, sized on first use.
-// The GEMM-heavy iterations run at the bf16 rate: ~2x the fp32 ones on AVX-512-BF16.
+// The plain iteration's GEMMs run at the bf16 rate: ~2x the fp32 ones on AVX-512-BF16. Long
+// matrices (newton_schulz_on_gram) iterate on the Gram matrix, its m x m chain in fp32.
 #pragma once
 #include <cstdint>
 
