@@ -393,6 +393,33 @@ TEST(KernelParity, MatmulBf16OutAllTransposes) {
     }
 }
 
+// C (m, n) = A B (+ C0 when acc) in double, B packed in pairs along k as the attention tiles read
+// it (bp[kk ldb + 2 j + e] = B(2 kk + e, j)); elements read through get.
+template <class T, class Get>
+Vec pair_gemm_ref(const std::vector<T>& a, int64_t lda, const std::vector<T>& b, int64_t ldb, const std::vector<float>& c0,
+                  int64_t ldc, int64_t m, int64_t n, int64_t k2, bool acc, Get get) {
+  Vec want(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = acc ? double(c0[size_t(i * ldc + j)]) : 0.0;
+      for (int64_t kk = 0; kk < k2; ++kk)
+        for (int64_t e = 0; e < 2; ++e) sum += get(a[size_t(i * lda + 2 * kk + e)]) * get(b[size_t(kk * ldb + 2 * j + e)]);
+      want[size_t(i * n + j)] = sum;
+    }
+  return want;
+}
+
+// The (m, n) result in a C of row stride ldc, after checking that the columns past n kept c0's
+// values.
+Vec strided_result(const std::vector<float>& c, const std::vector<float>& c0, int64_t m, int64_t n, int64_t ldc) {
+  Vec got(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) got[size_t(i * n + j)] = c[size_t(i * ldc + j)];
+    for (int64_t j = n; j < ldc; ++j) EXPECT_EQ(c[size_t(i * ldc + j)], c0[size_t(i * ldc + j)]) << i << ", " << j;
+  }
+  return got;
+}
+
 // The register-tile bf16 GEMM of the bf16 attention: exact bf16 products accumulated in fp32,
 // against double, with strided operands, row and column tails and both accumulate modes; the
 // columns past n of a strided C stay untouched.
@@ -409,24 +436,12 @@ TEST(KernelParity, GemmVnniBf16Tile) {
         std::vector<uint16_t> a(af.size()), b(bf.size());
         ref::to_bf16(a.data(), af.data(), int64_t(af.size()));
         ref::to_bf16(b.data(), bf.data(), int64_t(bf.size()));
-        Vec want(static_cast<size_t>(s.m * s.n));
-        for (int64_t i = 0; i < s.m; ++i)
-          for (int64_t j = 0; j < s.n; ++j) {
-            double sum = acc ? double(cf[size_t(i * ldc + j)]) : 0.0;
-            for (int64_t kk = 0; kk < s.k2; ++kk)
-              for (int64_t e = 0; e < 2; ++e)
-                sum += double(ref::from_bf16_1(a[size_t(i * lda + 2 * kk + e)])) *
-                       double(ref::from_bf16_1(b[size_t(kk * ldb + 2 * j + e)]));
-            want[size_t(i * s.n + j)] = sum;
-          }
+        const Vec want = pair_gemm_ref(a, lda, b, ldb, cf, ldc, s.m, s.n, s.k2, acc,
+                                       [](uint16_t h) { return double(ref::from_bf16_1(h)); });
         std::vector<float> c = cf;
         fn(c.data(), ldc, a.data(), lda, b.data(), ldb, s.m, s.n, s.k2, acc);
-        Vec got(want.size());
-        for (int64_t i = 0; i < s.m; ++i) {
-          for (int64_t j = 0; j < s.n; ++j) got[size_t(i * s.n + j)] = c[size_t(i * ldc + j)];
-          for (int64_t j = s.n; j < ldc; ++j) ASSERT_EQ(c[size_t(i * ldc + j)], cf[size_t(i * ldc + j)]) << name;
-        }
-        EXPECT_LT(rel_err(got, want), 1e-6) << name << " " << s.m << "x" << s.n << "x" << s.k2 << " acc " << acc;
+        EXPECT_LT(rel_err(strided_result(c, cf, s.m, s.n, ldc), want), 1e-6)
+            << name << " " << s.m << "x" << s.n << "x" << s.k2 << " acc " << acc;
       }
 }
 
@@ -442,23 +457,10 @@ TEST(KernelParity, GemmPairsF32Tile) {
     for (bool acc : {false, true}) {
       const int64_t lda = 2 * s.k2 + 2, ldb = 2 * s.n + 4, ldc = s.n + 3;
       auto a = to_f32(randn(s.m * lda, 94)), b = to_f32(randn(s.k2 * ldb, 95)), cf = to_f32(randn(s.m * ldc, 96));
-      Vec want(static_cast<size_t>(s.m * s.n));
-      for (int64_t i = 0; i < s.m; ++i)
-        for (int64_t j = 0; j < s.n; ++j) {
-          double sum = acc ? double(cf[size_t(i * ldc + j)]) : 0.0;
-          for (int64_t kk = 0; kk < s.k2; ++kk)
-            for (int64_t e = 0; e < 2; ++e)
-              sum += double(a[size_t(i * lda + 2 * kk + e)]) * double(b[size_t(kk * ldb + 2 * j + e)]);
-          want[size_t(i * s.n + j)] = sum;
-        }
+      const Vec want = pair_gemm_ref(a, lda, b, ldb, cf, ldc, s.m, s.n, s.k2, acc, [](float x) { return double(x); });
       std::vector<float> c = cf;
       cpu::gemm_pairs_f32_avx512(c.data(), ldc, a.data(), lda, b.data(), ldb, s.m, s.n, s.k2, acc);
-      Vec got(want.size());
-      for (int64_t i = 0; i < s.m; ++i) {
-        for (int64_t j = 0; j < s.n; ++j) got[size_t(i * s.n + j)] = c[size_t(i * ldc + j)];
-        for (int64_t j = s.n; j < ldc; ++j) ASSERT_EQ(c[size_t(i * ldc + j)], cf[size_t(i * ldc + j)]);
-      }
-      EXPECT_LT(rel_err(got, want), 1e-6) << s.m << "x" << s.n << "x" << s.k2 << " acc " << acc;
+      EXPECT_LT(rel_err(strided_result(c, cf, s.m, s.n, ldc), want), 1e-6) << s.m << "x" << s.n << "x" << s.k2 << " acc " << acc;
     }
 }
 

@@ -11,7 +11,18 @@ namespace nt::cpu {
 namespace {
 
 // The passes that do not depend on the operand type.
-struct Avx512Softmax {
+struct Avx512Passes {
+  // Two rows of n floats (r1 == nullptr: zeros), 16 columns at a time, handed to
+  // store(j, left, r0[j..], r1[j..]), which writes them as pairs in the policy's operand type.
+  template <class Store>
+  static void pack_pairs_with(const float* r0, const float* r1, int64_t n, Store store) {
+    for (int64_t j = 0; j < n; j += 16) {
+      const __mmask16 m = lanes16(n - j);
+      const __m512 b = r1 ? _mm512_maskz_loadu_ps(m, r1 + j) : _mm512_setzero_ps();
+      store(j, n - j, _mm512_maskz_loadu_ps(m, r0 + j), b);
+    }
+  }
+
   static float row_max(const float* s, int64_t n) {
     const __m512 lowest = _mm512_set1_ps(-INFINITY);
     __m512 mx = lowest;
@@ -65,7 +76,7 @@ inline __m512i interleave_bf16(__m512 r0, __m512 r1) {
   return _mm512_permutexvar_epi16(_mm512_load_si512(kIdx), v);
 }
 
-struct Bf16Ops : Avx512Softmax {
+struct Bf16Ops : Avx512Passes {
   using Elem = uint16_t;
   using Pair = uint32_t;
   static constexpr const char* kFwdZone = "attention fwd bf16";
@@ -73,11 +84,9 @@ struct Bf16Ops : Avx512Softmax {
   static constexpr GemmVnniBf16 gemm = gemm_vnni_bf16_avx512;
 
   static void pack_pairs(uint32_t* dst, const float* r0, const float* r1, int64_t n) {
-    for (int64_t j = 0; j < n; j += 16) {
-      const __mmask16 m = lanes16(n - j);
-      const __m512 b = r1 ? _mm512_maskz_loadu_ps(m, r1 + j) : _mm512_setzero_ps();
-      _mm512_mask_storeu_epi32(dst + j, m, interleave_bf16(_mm512_maskz_loadu_ps(m, r0 + j), b));
-    }
+    pack_pairs_with(r0, r1, n, [&](int64_t j, int64_t left, __m512 a, __m512 b) {
+      _mm512_mask_storeu_epi32(dst + j, lanes16(left), interleave_bf16(a, b));
+    });
   }
 
   static void to_operand(uint16_t* dst, const float* src, float a, int64_t n, int64_t n_pad) {
@@ -92,7 +101,7 @@ struct Bf16Ops : Avx512Softmax {
   static void backward_pair(uint32_t* pv, uint32_t* dsv, uint16_t* dsa0, uint16_t* dsa1, const float* s0,
                             const float* s1, const float* dp0, const float* dp1, int64_t n, int64_t nv0, float lse0,
                             float lse1, float di0, float di1, float a, bool two) {
-    Avx512Softmax::backward_pair(s0, s1, dp0, dp1, n, nv0, lse0, lse1, di0, di1, a, two,
+    Avx512Passes::backward_pair(s0, s1, dp0, dp1, n, nv0, lse0, lse1, di0, di1, a, two,
                                  [&](int64_t j, int64_t left, __m512 p0, __m512 p1, __m512 g0, __m512 g1) {
                                    const __mmask16 m = lanes16(left);
                                    if (two) _mm256_mask_storeu_epi16(dsa1 + j, m, bf16x16(g1));
@@ -121,7 +130,7 @@ inline void store_pairs_f32(uint64_t* dst, int64_t left, __m512 r0, __m512 r1) {
   _mm512_mask_storeu_ps(d + 16, lanes16(2 * (left - 8)), hi);
 }
 
-struct F32Ops : Avx512Softmax {
+struct F32Ops : Avx512Passes {
   using Elem = float;
   using Pair = uint64_t;
   static constexpr const char* kFwdZone = "attention fwd";
@@ -129,11 +138,7 @@ struct F32Ops : Avx512Softmax {
   static constexpr auto gemm = gemm_pairs_f32_avx512;
 
   static void pack_pairs(uint64_t* dst, const float* r0, const float* r1, int64_t n) {
-    for (int64_t j = 0; j < n; j += 16) {
-      const __mmask16 m = lanes16(n - j);
-      const __m512 b = r1 ? _mm512_maskz_loadu_ps(m, r1 + j) : _mm512_setzero_ps();
-      store_pairs_f32(dst + j, n - j, _mm512_maskz_loadu_ps(m, r0 + j), b);
-    }
+    pack_pairs_with(r0, r1, n, [&](int64_t j, int64_t left, __m512 a, __m512 b) { store_pairs_f32(dst + j, left, a, b); });
   }
 
   static void to_operand(float* dst, const float* src, float a, int64_t n, int64_t n_pad) {
@@ -148,7 +153,7 @@ struct F32Ops : Avx512Softmax {
   static void backward_pair(uint64_t* pv, uint64_t* dsv, float* dsa0, float* dsa1, const float* s0, const float* s1,
                             const float* dp0, const float* dp1, int64_t n, int64_t nv0, float lse0, float lse1,
                             float di0, float di1, float a, bool two) {
-    Avx512Softmax::backward_pair(s0, s1, dp0, dp1, n, nv0, lse0, lse1, di0, di1, a, two,
+    Avx512Passes::backward_pair(s0, s1, dp0, dp1, n, nv0, lse0, lse1, di0, di1, a, two,
                                  [&](int64_t j, int64_t left, __m512 p0, __m512 p1, __m512 g0, __m512 g1) {
                                    const __mmask16 m = lanes16(left);
                                    if (two) _mm512_mask_storeu_ps(dsa1 + j, m, g1);
