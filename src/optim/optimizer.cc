@@ -121,8 +121,8 @@ Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTab
 // X' = P X with P = p(G), G = X Xᵀ, and every P is a polynomial in the first Gram matrix G0, so
 // they all commute with it and with each other: G' = P G P = P (P G), and the result is
 // (P4 ... P1 P0) X0. That is one m x n Gram product and one m x n product at the ends, and
-// m x m products in between: 3 m²n + ~31 m³ FLOP-units against ~16 m²n + 6 m³, 40 % fewer at
-// n = 4m. The accumulated product has no self-correction: it lands 2e-5 from the exact iteration
+// m x m products in between: for five steps, counting every product whole, 4 m²n + 34 m³ FLOPs
+// against 20 m²n + 10 m³ (44 % fewer at n = 4m). The accumulated product has no self-correction: it lands 2e-5 from the exact iteration
 // where the plain one lands 1e-6 (the test bounds both). NewtonSchulzBf16 runs the same products.
 double newton_schulz_flops(int64_t rows, int64_t cols, int steps) {
   const double m = double(rows), n = double(cols), s = double(steps);
