@@ -15,6 +15,14 @@ void newton_schulz_poly(const KernelTable& k, float* b, const float* a, int64_t 
   for (int64_t i = 0; i < m; ++i) b[i * m + i] += ca;  // + a I
 }
 
+void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r, int64_t m, bool last) {
+  k.matmul(b, a, a, m, m, m, false, true, 0.0f);  // G G (= G G^T)
+  newton_schulz_poly(k, b, a, m);                 // P = a I + b G + c G G
+  if (last) return;
+  k.matmul(r, b, a, m, m, m, false, false, 0.0f);  // P G
+  k.matmul(a, b, r, m, m, m, false, false, 0.0f);  // G' = P (P G)
+}
+
 // The iterate X stays in bf16 between iterations, as in the reference Muon implementations:
 // each iteration is three GEMMs and a few passes over the small (m, m) matrices, with no fp32
 // pass over the (m, n) iterate. The polynomial's linear term is folded into the last GEMM,
@@ -60,12 +68,7 @@ void NewtonSchulzBf16::run_on_gram(const KernelTable& k, float* x, float* a, flo
   k.matmul_bf16(a, xh_.data(), xh_.data(), m, m, n, false, true, 0.0f);  // G0 = X0 X0^T
   float *r = x, *q = x + m * m;                                           // 2 m² <= m n
   for (int it = 0; it < steps; ++it) {
-    k.matmul(b, a, a, m, m, m, false, true, 0.0f);  // G G (= G G^T)
-    newton_schulz_poly(k, b, a, m);                 // P = a I + b G + c G G
-    if (it + 1 < steps) {
-      k.matmul(r, b, a, m, m, m, false, false, 0.0f);  // P G
-      k.matmul(a, b, r, m, m, m, false, false, 0.0f);  // G' = P (P G)
-    }
+    newton_schulz_gram_step(k, a, b, r, m, it + 1 == steps);
     if (it == 0) {
       std::memcpy(q, b, size_t(m * m) * sizeof(float));
     } else {  // Q = P Q: from bf16 copies, so Q can be overwritten in place

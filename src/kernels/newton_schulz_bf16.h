@@ -20,6 +20,10 @@ void newton_schulz_poly(const KernelTable& k, float* b, const float* a, int64_t 
 // Whether Newton-Schulz on an (m, n) matrix, m <= n, iterates on the Gram matrix: from n >= 2m,
 // where its m x m products cost fewer FLOPs than the plain iteration's m x n ones.
 inline bool newton_schulz_on_gram(int64_t m, int64_t n) { return n >= 2 * m; }
+// One step of that Gram iteration, in fp32 in both versions: from G in a, this step's
+// P = a I + b G + c G G into b and, unless it is the last step, G' = P (P G) into a (r: m*m
+// scratch). optim's newton_schulz explains the iteration.
+void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r, int64_t m, bool last);
 
 class NewtonSchulzBf16 {
  public:

@@ -41,10 +41,12 @@ namespace {
 // What a matrix costs Muon: the Newton-Schulz FLOPs of its default five steps, weighted by speed
 // in bf16, whose Gram iteration runs its G chain (G G, P G, P (P G)) in fp32 at half the rate.
 double ns_cost(const ParamSpec& s, bool bf16) {
+  constexpr int kSteps = 5;
   const int64_t m = std::min(s.rows, s.cols), n = std::max(s.rows, s.cols);
-  const double flops = newton_schulz_flops(m, n, 5);
+  const double flops = newton_schulz_flops(m, n, kSteps);
   if (!bf16 || !newton_schulz_on_gram(m, n)) return flops;
-  return flops + 2.0 * double(m) * double(m) * double(m) * (5 + 2 * 4);  // the chain counted twice
+  // The chain counted twice: each step's G G and all but the last step's P G and P (P G).
+  return flops + 2.0 * double(m) * double(m) * double(m) * (kSteps + 2 * (kSteps - 1));
 }
 
 // Shares the matrices among `threads` threads, longest first to the least-loaded thread. When
@@ -122,8 +124,9 @@ Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTab
 // they all commute with it and with each other: G' = P G P = P (P G), and the result is
 // (P4 ... P1 P0) X0. That is one m x n Gram product and one m x n product at the ends, and
 // m x m products in between: for five steps, counting every product whole, 4 m²n + 34 m³ FLOPs
-// against 20 m²n + 10 m³ (44 % fewer at n = 4m). The accumulated product has no self-correction: it lands 2e-5 from the exact iteration
-// where the plain one lands 1e-6 (the test bounds both). NewtonSchulzBf16 runs the same products.
+// against 20 m²n + 10 m³ (44 % fewer at n = 4m). The accumulated product has no self-correction:
+// it lands 2e-5 from the exact iteration where the plain one lands 1e-6 (the test bounds both).
+// NewtonSchulzBf16 runs the same products (newton_schulz_gram_step is their shared chain).
 double newton_schulz_flops(int64_t rows, int64_t cols, int steps) {
   const double m = double(rows), n = double(cols), s = double(steps);
   if (steps == 0) return 0.0;
@@ -144,12 +147,7 @@ void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b,
     k.matmul(a, x, x, m, m, n, false, true, 0.0f);  // G0 = X0 X0^T
     for (int it = 0; it < steps; ++it) {
       const bool last = it + 1 == steps;
-      k.matmul(b, a, a, m, m, m, false, true, 0.0f);  // G G (= G G^T)
-      newton_schulz_poly(k, b, a, m);                 // P = a I + b G + c G G
-      if (!last) {
-        k.matmul(r, b, a, m, m, m, false, false, 0.0f);  // P G
-        k.matmul(a, b, r, m, m, m, false, false, 0.0f);  // G' = P (P G)
-      }
+      newton_schulz_gram_step(k, a, b, r, m, last);  // P into b; G' into a
       float* dst = last ? a : r;  // the last step's product goes to a: G is no longer needed
       if (it == 0) std::memcpy(dst, b, size_t(m * m) * sizeof(float));
       else k.matmul(dst, b, q, m, m, m, false, false, 0.0f);  // P (P_{it-1} ... P0)

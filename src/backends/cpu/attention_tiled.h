@@ -43,7 +43,7 @@ inline int64_t even(int64_t n) { return n + (n & 1); }
 
 // dst (cols x rows) = src (rows x cols) transposed, 32-bit elements (bf16 pairs or floats);
 // 8 x 8 blocks through registers, scalar edges.
-inline void transpose32(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t lds, int64_t rows, int64_t cols) {
+inline void transpose(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t lds, int64_t rows, int64_t cols) {
   int64_t i = 0;
   for (; i + 8 <= rows; i += 8) {
     int64_t j = 0;
@@ -74,7 +74,7 @@ inline void transpose32(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t
 }
 
 // The same for 64-bit elements (fp32 pairs): 4 x 4 blocks through registers, scalar edges.
-inline void transpose64(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t lds, int64_t rows, int64_t cols) {
+inline void transpose(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t lds, int64_t rows, int64_t cols) {
   int64_t i = 0;
   for (; i + 4 <= rows; i += 4) {
     int64_t j = 0;
@@ -95,12 +95,6 @@ inline void transpose64(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t
   }
   for (; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
-}
-inline void transpose(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t lds, int64_t rows, int64_t cols) {
-  transpose32(dst, ldd, src, lds, rows, cols);
-}
-inline void transpose(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t lds, int64_t rows, int64_t cols) {
-  transpose64(dst, ldd, src, lds, rows, cols);
 }
 
 // Per-thread scratch buffers, grown on demand and kept across calls (OpenMP's pool threads
@@ -266,9 +260,9 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
             Ops::gemm(dkt, T, elems<Ops>(qt), rows2, elems<Ops>(dsv), 2 * n, D, n, rows2 / 2, !first);  // dKᵀ += Qᵀ dS
             Ops::gemm(dvt, T, elems<Ops>(dt), rows2, elems<Ops>(pv), 2 * n, D, n, rows2 / 2, !first);   // dVᵀ += dOᵀ P
           }
-        transpose32(reinterpret_cast<uint32_t*>(dk + b * T * ks + kvh * D), ks, reinterpret_cast<const uint32_t*>(dkt),
+        transpose(reinterpret_cast<uint32_t*>(dk + b * T * ks + kvh * D), ks, reinterpret_cast<const uint32_t*>(dkt),
                     T, D, T);
-        transpose32(reinterpret_cast<uint32_t*>(dv + b * T * ks + kvh * D), ks, reinterpret_cast<const uint32_t*>(dvt),
+        transpose(reinterpret_cast<uint32_t*>(dv + b * T * ks + kvh * D), ks, reinterpret_cast<const uint32_t*>(dvt),
                     T, D, T);
       }
   }

@@ -13,19 +13,18 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/simd_avx512.h"
 
 namespace nt::cpu {
 
 namespace {
-
-inline __mmask16 lanes(int64_t n) { return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1); }
 
 template <int MR>
 inline void tile(float* c, int64_t ldc, const float* a, int64_t lda, const float* bp, int64_t ldb, int64_t k2,
                  int64_t cols, bool accumulate) {
   __mmask16 bm[4];
 #pragma GCC unroll 4
-  for (int q = 0; q < 4; ++q) bm[q] = lanes(2 * (cols - 8 * q));  // B lanes: 2 per column
+  for (int q = 0; q < 4; ++q) bm[q] = lanes16(2 * (cols - 8 * q));  // B lanes: 2 per column
   __m512 acc[MR][4];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
@@ -49,7 +48,7 @@ inline void tile(float* c, int64_t ldc, const float* a, int64_t lda, const float
   // 16 columns from two accumulators and add.
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  const __mmask16 cm[2] = {lanes(cols), lanes(cols - 16)};
+  const __mmask16 cm[2] = {lanes16(cols), lanes16(cols - 16)};
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     float* cr = c + r * ldc;
