@@ -99,7 +99,7 @@ std::vector<std::string> split(const std::string& s) {
 void run_bench(const BenchFlags& f) {
   const int threads = setup_threads(f.threads);
   const CpuFeatures cf = cpu_features();
-  const bool avx512 = cf.avx512f && cf.avx512bw, bf16 = avx512 && cf.avx512bf16;
+  const bool avx512 = cf.avx512f && cf.avx512bw, bf16 = avx512 && cf.avx512bf16, amx = bf16 && cf.amx_bf16;
   const KernelTable& k = cpu_kernels();
   nlohmann::json out;
   out["machine"] = {{"host", hostname()}, {"threads", threads}, {"features", cf.describe()}, {"kernels", k.name}};
@@ -109,12 +109,14 @@ void run_bench(const BenchFlags& f) {
   double fma = 0, pbf16 = 0, triad = 0;
   for (int i = 0; i < 3; ++i) {
     fma = std::max(fma, avx512 ? cpu::peak_fma_avx512_gflops(0.15) : cpu::peak_fma_avx2_gflops(0.15));
-    pbf16 = std::max(pbf16, bf16 ? cpu::peak_bf16_avx512_gflops(0.15) : 0.0);
+    // With AMX the tiles are the bf16 peak (oneDNN's bf16 GEMMs and the attention run on them).
+    pbf16 = std::max(pbf16, amx ? cpu::peak_bf16_amx_gflops(0.15) : bf16 ? cpu::peak_bf16_avx512_gflops(0.15) : 0.0);
     triad = std::max(triad, cpu::triad_gbs(int64_t(1) << 25, 3));
   }
   if (!bf16) pbf16 = fma;
+  const char* bf16_isa = amx ? "amx-bf16" : bf16 ? "avx512bf16" : "none (fp32)";
   out["peaks"] = {{"fp32_fma_gflops", fma}, {"bf16_gflops", pbf16}, {"triad_gbs", triad},
-                  {"fp32_isa", avx512 ? "avx512" : "avx2"}, {"bf16_isa", bf16 ? "avx512bf16" : "none (fp32)"}};
+                  {"fp32_isa", avx512 ? "avx512" : "avx2"}, {"bf16_isa", bf16_isa}};
   double load = 0;
   if (FILE* lf = std::fopen("/proc/loadavg", "r")) {
     if (std::fscanf(lf, "%lf", &load) != 1) load = 0;
@@ -123,8 +125,8 @@ void run_bench(const BenchFlags& f) {
   out["machine"]["loadavg_1min"] = load;
   std::printf("nanotrain bench: %d threads, kernels %s, load average %.2f%s\n", threads, k.name, load,
               load > threads + 0.5 ? " (BUSY: other processes share the cores; rates are depressed)" : "");
-  std::printf("peaks (measured now): fp32 FMA %.0f GFLOP/s (%s), bf16 %.0f GFLOP/s, triad %.1f GB/s\n\n", fma,
-              avx512 ? "avx512" : "avx2", pbf16, triad);
+  std::printf("peaks (measured now): fp32 FMA %.0f GFLOP/s (%s), bf16 %.0f GFLOP/s (%s), triad %.1f GB/s\n\n", fma,
+              avx512 ? "avx512" : "avx2", pbf16, bf16_isa, triad);
 
   const auto cfg_names = split(f.configs);
   if (!f.no_kernels) {

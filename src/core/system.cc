@@ -6,9 +6,11 @@
 #include <omp.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -31,6 +33,23 @@ size_t peak_rss_bytes() {
   return size_t(ru.ru_maxrss) * 1024;
 }
 
+namespace {
+// AMX needs three yeses: CPUID (AMX-TILE and AMX-BF16), XCR0 (the OS saves tile config and
+// tile data), and, since Linux 5.16, the process's own request for the 8 KiB of tile state per
+// thread (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA). Without the request the first
+// tile instruction kills the process with SIGILL.
+bool amx_bf16_usable() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !((d >> 24) & 1) || !((d >> 22) & 1)) return false;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !((c >> 27) & 1)) return false;  // OSXSAVE
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if (((lo >> 17) & 3) != 3) return false;  // XTILECFG and XTILEDATA
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+}  // namespace
+
 CpuFeatures cpu_features() {
   CpuFeatures f;
   unsigned a, b, c, d;
@@ -41,6 +60,9 @@ CpuFeatures cpu_features() {
     f.avx512bw = (b >> 30) & 1;
   }
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512bf16 = (a >> 5) & 1;
+  // NANOTRAIN_NO_AMX=1 keeps the AVX-512-BF16 paths on an AMX machine (to compare the two).
+  static const bool amx = !std::getenv("NANOTRAIN_NO_AMX") && amx_bf16_usable();
+  f.amx_bf16 = amx && f.avx512bf16 && f.avx512bw;
   return f;
 }
 
@@ -54,6 +76,7 @@ std::string CpuFeatures::describe() const {
   add(avx512f, "avx512f");
   add(avx512bw, "avx512bw");
   add(avx512bf16, "avx512bf16");
+  add(amx_bf16, "amx-bf16");
   return s.empty() ? "none" : s;
 }
 

@@ -10,6 +10,9 @@ size_t available_memory_bytes();  // MemAvailable from /proc/meminfo (0 if unkno
 size_t peak_rss_bytes();          // getrusage maxrss
 struct CpuFeatures {
   bool avx2 = false, fma = false, avx512f = false, avx512bw = false, avx512bf16 = false;
+  // AMX tiles with bf16 dot products, usable by this process: the CPU has them, the OS saves
+  // their state, and Linux granted the process its tile data (requested here, once).
+  bool amx_bf16 = false;
   std::string describe() const;  // "avx2 fma avx512f ..."
 };
 CpuFeatures cpu_features();

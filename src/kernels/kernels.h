@@ -18,7 +18,7 @@
 namespace nt {
 
 struct KernelTable {
-  const char* name;  // "ref", "cpu-avx2", "cpu-avx512", "cpu-avx512bf16"
+  const char* name;  // "ref", "cpu-avx2", "cpu-avx512", "cpu-avx512bf16", "cpu-amx"
 
   // C(M,N) = op(A) @ op(B) + beta * C, op(A) is (M,K): A is (M,K), or (K,M) when trans_a;
   // op(B) is (K,N): B is (K,N), or (N,K) when trans_b. beta = 0 overwrites, 1 accumulates.

@@ -422,14 +422,18 @@ Vec strided_result(const std::vector<float>& c, const std::vector<float>& c0, in
 
 // The register-tile bf16 GEMM of the bf16 attention: exact bf16 products accumulated in fp32,
 // against double, with strided operands, row and column tails and both accumulate modes; the
-// columns past n of a strided C stay untouched.
+// columns past n of a strided C stay untouched. Every variant this CPU can run (the AMX one
+// on whole 16 x 16 x 32 tiles with every kind of remainder: rows, columns, pairs).
 TEST(KernelParity, GemmVnniBf16Tile) {
   struct Shape { int64_t m, n, k2; };
+  const CpuFeatures f = cpu_features();
   std::vector<std::pair<const char*, cpu::GemmVnniBf16>> impls = {{"portable", cpu::gemm_vnni_bf16_portable}};
-  if (std::strcmp(cpu.name, "cpu-avx512bf16") == 0) impls.emplace_back("avx512bf16", cpu::gemm_vnni_bf16_avx512);
+  if (f.avx512f && f.avx512bw && f.avx512bf16) impls.emplace_back("avx512bf16", cpu::gemm_vnni_bf16_avx512);
+  if (f.amx_bf16) impls.emplace_back("amx", cpu::gemm_vnni_bf16_amx);
   for (const auto& [name, fn] : impls)
     for (Shape s : {Shape{1, 1, 1}, Shape{7, 33, 5}, Shape{8, 32, 32}, Shape{13, 70, 17}, Shape{64, 64, 32},
-                    Shape{3, 100, 64}, Shape{17, 15, 3}})
+                    Shape{3, 100, 64}, Shape{17, 15, 3}, Shape{16, 16, 16}, Shape{48, 80, 40}, Shape{100, 130, 70},
+                    Shape{32, 48, 15}})
       for (bool acc : {false, true}) {
         const int64_t lda = 2 * s.k2 + 2, ldb = 2 * s.n + 4, ldc = s.n + 3;
         auto af = to_f32(randn(s.m * lda, 91)), bf = to_f32(randn(s.k2 * ldb, 92)), cf = to_f32(randn(s.m * ldc, 93));
@@ -466,7 +470,7 @@ TEST(KernelParity, GemmPairsF32Tile) {
 
 // Attention with bf16 products: against its executable spec (ref::attention_*_bf16, in double)
 // to fp32-accumulation accuracy, and against the exact fp32-operand attention to bf16 accuracy.
-// Both the dispatched kernels and the AVX2 floor's, whatever this CPU has.
+// The dispatched kernels, the AVX2 floor's, and on an AMX CPU the AVX-512-BF16 ones as well.
 // The spec rounds P and dS to bf16 from double values, the kernels from fp32 ones: where a value
 // lies within fp32 error of a bf16 rounding midpoint the two round apart, one bf16 ulp (2^-8 of
 // the element) on that element. Such flips come with size (~1 in 20,000 elements) and move an
@@ -479,8 +483,11 @@ TEST(KernelParity, AttentionBf16) {
   using Fwd = decltype(KernelTable::attention_fwd_bf16);
   using Bwd = decltype(KernelTable::attention_bwd_bf16);
   struct Impl { const char* name; Fwd fwd; Bwd bwd; };
-  const Impl impls[] = {{"dispatched", cpu.attention_fwd_bf16, cpu.attention_bwd_bf16},
-                        {"avx2", cpu::attention_fwd_bf16_avx2, cpu::attention_bwd_bf16_avx2}};
+  std::vector<Impl> impls = {{"dispatched", cpu.attention_fwd_bf16, cpu.attention_bwd_bf16},
+                             {"avx2", cpu::attention_fwd_bf16_avx2, cpu::attention_bwd_bf16_avx2}};
+  const CpuFeatures f = cpu_features();
+  if (f.amx_bf16)  // the dispatched kernels are the AMX ones: check the AVX-512-BF16 ones too
+    impls.push_back({"avx512bf16", cpu::attention_fwd_bf16_avx512, cpu::attention_bwd_bf16_avx512});
   std::vector<Shape> shapes = {{1, 1, 1, 1, 2}, {2, 7, 3, 1, 24}, {1, 33, 4, 2, 18}, {2, 70, 2, 2, 64},
                                {1, 150, 4, 2, 32}, {1, 129, 2, 1, 64}, {1, 20, 2, 2, 7}};
   for (auto [b, t, h, kvh, d] : env_shapes<5>("NT_TEST_ATTENTION_SHAPES")) shapes.push_back({b, t, h, kvh, d});

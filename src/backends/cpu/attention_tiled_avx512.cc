@@ -112,6 +112,13 @@ struct Bf16Ops : Avx512Passes {
   }
 };
 
+// The same passes with the products on AMX tiles (where the CPU has them).
+struct AmxBf16Ops : Bf16Ops {
+  static constexpr const char* kFwdZone = "attention fwd amx";
+  static constexpr const char* kBwdZone = "attention bwd amx";
+  static constexpr GemmVnniBf16 gemm = gemm_vnni_bf16_amx;
+};
+
 // Two rows of 16 floats interleaved into 16 pairs (r0[j], r1[j]), 32 floats: lo holds pairs
 // 0-7, hi pairs 8-15.
 inline void interleave_f32(__m512 r0, __m512 r1, __m512& lo, __m512& hi) {
@@ -174,6 +181,15 @@ void attention_bwd_bf16_avx512(float* dq, float* dk, float* dv, const float* dou
                                const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
                                int64_t kvh, int64_t d) {
   attention_tiled::bwd<Bf16Ops>(dq, dk, dv, dout, q, k, v, out, lse, b, t, h, kvh, d);
+}
+void attention_fwd_bf16_amx(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
+                            int64_t t, int64_t h, int64_t kvh, int64_t d) {
+  attention_tiled::fwd<AmxBf16Ops>(out, lse, q, k, v, b, t, h, kvh, d);
+}
+void attention_bwd_bf16_amx(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
+                            const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
+                            int64_t kvh, int64_t d) {
+  attention_tiled::bwd<AmxBf16Ops>(dq, dk, dv, dout, q, k, v, out, lse, b, t, h, kvh, d);
 }
 void attention_fwd_avx512(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b, int64_t t,
                           int64_t h, int64_t kvh, int64_t d) {

@@ -11,6 +11,9 @@ void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int6
 // The same product through oneDNN's cached matmul primitive (matmul_onednn.cc), C with row stride
 // ldc; returns false, having done nothing, where oneDNN has only its reference implementation
 // for this CPU.
+// NANOTRAIN_NO_AMX (core/system.h) holds oneDNN to AVX-512-BF16 too, so that the whole program
+// runs as on a CPU without AMX. Called once, before oneDNN's first primitive (the table's build).
+void limit_onednn_isa();
 bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
                        bool ta, bool tb, float beta);
 
@@ -96,6 +99,9 @@ using GemmVnniBf16 = void (*)(float* c, int64_t ldc, const uint16_t* a, int64_t 
                               int64_t m, int64_t n, int64_t k2, bool accumulate);
 void gemm_vnni_bf16_avx512(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t ldb,
                            int64_t m, int64_t n, int64_t k2, bool accumulate);
+// The same product on AMX tiles (whole 16 x 16 x 32 tiles; the rest on the AVX-512-BF16 tile).
+void gemm_vnni_bf16_amx(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t ldb,
+                        int64_t m, int64_t n, int64_t k2, bool accumulate);
 void gemm_vnni_bf16_portable(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t ldb,
                              int64_t m, int64_t n, int64_t k2, bool accumulate);
 // The fp32 register tile of the fp32 attention on AVX-512: the contract of GemmVnniBf16 with
@@ -108,6 +114,11 @@ void attention_fwd_bf16_avx512(float* out, float* lse, const float* q, const flo
 void attention_bwd_bf16_avx512(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
                                const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
                                int64_t kvh, int64_t d);
+void attention_fwd_bf16_amx(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
+                            int64_t t, int64_t h, int64_t kvh, int64_t d);
+void attention_bwd_bf16_amx(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
+                            const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
+                            int64_t kvh, int64_t d);
 void attention_fwd_bf16_avx2(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
                              int64_t t, int64_t h, int64_t kvh, int64_t d);
 void attention_bwd_bf16_avx2(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,

@@ -11,11 +11,12 @@ namespace nt {
 
 namespace {
 KernelTable make_cpu_table() {
+  cpu::limit_onednn_isa();
   const CpuFeatures f = cpu_features();
   const bool avx512 = f.avx512f && f.avx512bw;
-  const bool bf16 = avx512 && f.avx512bf16;
+  const bool bf16 = avx512 && f.avx512bf16, amx = bf16 && f.amx_bf16;
   KernelTable t = {
-      bf16 ? "cpu-avx512bf16" : avx512 ? "cpu-avx512" : "cpu-avx2",
+      amx ? "cpu-amx" : bf16 ? "cpu-avx512bf16" : avx512 ? "cpu-avx512" : "cpu-avx2",
       cpu::matmul,
       cpu::rmsnorm_fwd,
       cpu::rmsnorm_bwd,
@@ -39,8 +40,8 @@ KernelTable make_cpu_table() {
       bf16 ? cpu::matmul_bf16_onednn : cpu::matmul_bf16_widen,
       bf16 ? cpu::matmul_bf16_out_onednn : cpu::matmul_bf16_out_widen,
       bf16 ? cpu::softcap_xent_bf16_avx512 : cpu::softcap_xent_bf16_avx2,
-      bf16 ? cpu::attention_fwd_bf16_avx512 : cpu::attention_fwd_bf16_avx2,
-      bf16 ? cpu::attention_bwd_bf16_avx512 : cpu::attention_bwd_bf16_avx2,
+      amx ? cpu::attention_fwd_bf16_amx : bf16 ? cpu::attention_fwd_bf16_avx512 : cpu::attention_fwd_bf16_avx2,
+      amx ? cpu::attention_bwd_bf16_amx : bf16 ? cpu::attention_bwd_bf16_avx512 : cpu::attention_bwd_bf16_avx2,
   };
   return t;
 }

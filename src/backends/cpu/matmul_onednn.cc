@@ -17,6 +17,7 @@
 #include <dnnl.h>
 #include <omp.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <dnnl.hpp>
 #include <map>
@@ -28,6 +29,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/ref/ops_ref.h"
 #include "core/check.h"
+#include "core/system.h"
 
 namespace nt::cpu {
 
@@ -134,7 +136,10 @@ Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bo
   auto it = cc.prims.find(key);
   if (it != cc.prims.end()) return *it->second;
   auto p = std::make_unique<Prim>();
-  if (f32_in || ldc != n || !make_inner_product(*p, m, n, k, ta, tb, beta, bf16_out)) {
+  // With AMX the matmul primitive runs on the tiles (brgemm) while the inner product stays on
+  // its AVX-512 GEMM: measured 25 % less GEMM time over a depth-6 step, 20 % at depth 8.
+  static const bool amx = cpu_features().amx_bf16;
+  if (f32_in || ldc != n || amx || !make_inner_product(*p, m, n, k, ta, tb, beta, bf16_out)) {
     const dt in = f32_in ? dt::f32 : dt::bf16;
     const dnnl::memory::desc a({m, k}, in, ta ? dims{1, m} : dims{k, 1});
     const dnnl::memory::desc b({k, n}, in, tb ? dims{1, k} : dims{n, 1});
@@ -176,6 +181,10 @@ void run(Prim& p, const void* a, const void* b, void* c) {
 }
 
 }  // namespace
+
+void limit_onednn_isa() {
+  if (std::getenv("NANOTRAIN_NO_AMX")) (void)dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core_bf16);
+}
 
 bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
                        bool ta, bool tb, float beta) {

@@ -3,6 +3,9 @@
 // with enough independent accumulators to saturate the FMA units, a bf16 dot-product loop, and
 // a STREAM-like triad. Each runs on every OpenMP thread at once and returns the total rate.
 #pragma once
+#include <omp.h>
+
+#include <chrono>
 #include <cstdint>
 
 namespace nt::cpu {
@@ -12,7 +15,30 @@ double peak_fma_avx512_gflops(double seconds);
 double peak_fma_avx2_gflops(double seconds);
 // vdpbf16ps GFLOP/s (2 FLOP per bf16 pair; needs avx512bf16).
 double peak_bf16_avx512_gflops(double seconds);
+// AMX tdpbf16ps GFLOP/s (needs cpu_features().amx_bf16).
+double peak_bf16_amx_gflops(double seconds);
 // a[i] = b[i] + s * c[i] over arrays far larger than the caches: GB/s (3 x 4 bytes per i).
 double triad_gbs(int64_t n, int reps);
+
+// Runs body(100000) on every thread until `seconds` pass; body does 100000 iterations of
+// flops_per_iter each and returns a value that depends on them (so they are not optimised away).
+// Returns the sum of the threads' rates in GFLOP/s.
+template <class Body>
+double timed_parallel(double seconds, double flops_per_iter, Body body) {
+  double total_flops = 0;
+#pragma omp parallel reduction(+ : total_flops)
+  {
+    const auto t0 = std::chrono::steady_clock::now();
+    int64_t iters = 0;
+    float sink = 0;
+    do {
+      sink += body(100000);
+      iters += 100000;
+    } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds);
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    total_flops += double(iters) * flops_per_iter / dt + (sink == 12345.0f ? 1.0 : 0.0);
+  }
+  return total_flops * 1e-9;
+}
 
 }  // namespace nt::cpu

@@ -1,36 +1,10 @@
 // SPDX-License-Identifier: MIT
 // AVX-512 peak loops (built with -mavx512*; called only after a CPUID check).
 #include <immintrin.h>
-#include <omp.h>
-
-#include <chrono>
 
 #include "backends/cpu/peak.h"
 
 namespace nt::cpu {
-
-namespace {
-template <class Body>
-double timed_parallel(double seconds, double flops_per_iter, Body body) {
-  double total_flops = 0, elapsed = 0;
-#pragma omp parallel reduction(+ : total_flops)
-  {
-    const auto t0 = std::chrono::steady_clock::now();
-    int64_t iters = 0;
-    float sink = 0;
-    do {
-      sink += body(100000);
-      iters += 100000;
-    } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds);
-    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    total_flops += double(iters) * flops_per_iter / dt + (sink == 12345.0f ? 1.0 : 0.0);
-#pragma omp master
-    elapsed = dt;
-  }
-  (void)elapsed;
-  return total_flops * 1e-9;  // sum of per-thread rates
-}
-}  // namespace
 
 // Twenty-four named accumulators (an array would be kept in memory); the empty asm keeps the
 // compiler from folding the chains. vdpbf16ps needs ~24 independent chains to keep both ports
