@@ -229,7 +229,7 @@ void run_bench(const BenchFlags& f) {
       report("muon newton-schulz x5 bf16 (C,F)", time_median([&] {
                fill_rand(x.data(), size_t(m * n), 11);
                ns.run(k, x.data(), ga.data(), gb.data(), m, n, 5);
-             }), newton_schulz_flops(m, n, 5), true, pbf16);
+             }), newton_schulz_flops(m, n, 5, newton_schulz_bf16_on_gram(k, m, n)), true, pbf16);
     }
     report("adamw (V*C)", time_median([&] {
              k.adamw_step(d.data(), a.data(), e.data(), g.data(), V * C, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.0f, 0.5f, 0.5f);

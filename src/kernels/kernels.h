@@ -109,6 +109,10 @@ struct KernelTable {
   void (*attention_bwd_bf16)(float* dq, float* dk, float* dv, const float* dout, const float* q,
                              const float* k, const float* v, const float* out, const float* lse,
                              int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d);
+
+  // The bf16 GEMMs run on matrix tiles (AMX): several times the fp32 rate rather than about
+  // twice, which changes which Newton-Schulz iteration is cheaper in bf16.
+  bool bf16_matrix_tiles = false;
 };
 
 // The plain reference (single thread, naive loops) and the CPU backend chosen for this CPU.

@@ -36,7 +36,7 @@ void NewtonSchulzBf16::run(const KernelTable& k, float* x, float* a, float* b, i
   const float norm = float(std::sqrt(k.sum_squares(x, m * n)));
   k.axpby(x, x, m * n, 0.0f, 1.0f / (norm + 1e-7f));
   if (steps <= 0) return;
-  if (newton_schulz_on_gram(m, n)) return run_on_gram(k, x, a, b, m, n, steps);
+  if (newton_schulz_bf16_on_gram(k, m, n)) return run_on_gram(k, x, a, b, m, n, steps);
   k.to_bf16(xh_.data(), x, m * n);
   uint16_t *cur = xh_.data(), *next = xh2_.data();
   for (int it = 0; it < steps; ++it) {

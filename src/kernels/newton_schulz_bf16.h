@@ -20,6 +20,13 @@ void newton_schulz_poly(const KernelTable& k, float* b, const float* a, int64_t 
 // Whether Newton-Schulz on an (m, n) matrix, m <= n, iterates on the Gram matrix: from n >= 2m,
 // where its m x m products cost fewer FLOPs than the plain iteration's m x n ones.
 inline bool newton_schulz_on_gram(int64_t m, int64_t n) { return n >= 2 * m; }
+// The bf16 version's choice: the same, except where bf16 GEMMs run on matrix tiles. There the
+// Gram iteration's fp32 chain costs more than the plain iteration's bf16 products (measured at
+// depth 8 on AMX: Newton-Schulz 24 % faster plain), so it iterates plainly, as the reference
+// Muon implementations do in bf16.
+inline bool newton_schulz_bf16_on_gram(const KernelTable& k, int64_t m, int64_t n) {
+  return !k.bf16_matrix_tiles && newton_schulz_on_gram(m, n);
+}
 // One step of that Gram iteration, in fp32 in both versions: from G in a, this step's
 // P = a I + b G + c G G into b and, unless it is the last step, G' = P (P G) into a (r: m*m
 // scratch). optim's newton_schulz explains the iteration.

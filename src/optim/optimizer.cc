@@ -40,11 +40,13 @@ namespace {
 
 // What a matrix costs Muon: the Newton-Schulz FLOPs of its default five steps, weighted by speed
 // in bf16, whose Gram iteration runs its G chain (G G, P G, P (P G)) in fp32 at half the rate.
-double ns_cost(const ParamSpec& s, bool bf16) {
+// (Where bf16 runs on matrix tiles and iterates plainly, the count is the plain iteration's.)
+double ns_cost(const ParamSpec& s, bool bf16, bool bf16_tiles) {
   constexpr int kSteps = 5;
   const int64_t m = std::min(s.rows, s.cols), n = std::max(s.rows, s.cols);
-  const double flops = newton_schulz_flops(m, n, kSteps);
-  if (!bf16 || !newton_schulz_on_gram(m, n)) return flops;
+  const bool plain_bf16 = bf16 && bf16_tiles;
+  const double flops = newton_schulz_flops(m, n, kSteps, !plain_bf16);
+  if (!bf16 || plain_bf16 || !newton_schulz_on_gram(m, n)) return flops;
   // The chain counted twice: each step's G G and all but the last step's P G and P (P G).
   return flops + 2.0 * double(m) * double(m) * double(m) * (kSteps + 2 * (kSteps - 1));
 }
@@ -52,21 +54,22 @@ double ns_cost(const ParamSpec& s, bool bf16) {
 // Shares the matrices among `threads` threads, longest first to the least-loaded thread. When
 // that leaves one thread more than 10 % above the mean (few matrices, or one dominating), it
 // returns a single list instead: every matrix in turn, each GEMM threaded.
-std::vector<std::vector<size_t>> split_matrices(const std::vector<ParamSpec>& specs, int threads, bool bf16) {
+std::vector<std::vector<size_t>> split_matrices(const std::vector<ParamSpec>& specs, int threads, bool bf16,
+                                               bool bf16_tiles) {
   std::vector<size_t> mats;
   double total = 0;
   for (size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].group == ParamGroup::kMatrix) mats.push_back(i), total += ns_cost(specs[i], bf16);
+    if (specs[i].group == ParamGroup::kMatrix) mats.push_back(i), total += ns_cost(specs[i], bf16, bf16_tiles);
   if (threads > 1 && mats.size() >= size_t(threads)) {
     std::vector<size_t> order = mats;
     std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return ns_cost(specs[a], bf16) > ns_cost(specs[b], bf16); });
+                     [&](size_t a, size_t b) { return ns_cost(specs[a], bf16, bf16_tiles) > ns_cost(specs[b], bf16, bf16_tiles); });
     std::vector<std::vector<size_t>> work(static_cast<size_t>(threads), std::vector<size_t>{});
     std::vector<double> load(size_t(threads), 0.0);
     for (size_t i : order) {
       const size_t t = size_t(std::min_element(load.begin(), load.end()) - load.begin());
       work[t].push_back(i);
-      load[t] += ns_cost(specs[i], bf16);
+      load[t] += ns_cost(specs[i], bf16, bf16_tiles);
     }
     if (*std::max_element(load.begin(), load.end()) <= 1.1 * total / threads) {
       for (auto& w : work) std::sort(w.begin(), w.end());
@@ -97,7 +100,9 @@ size_t Optimizer::state_floats(const std::vector<ParamSpec>& specs, int threads,
   // m_ and v_ in the arena layout, and per thread the Newton-Schulz scratch x, y, a, b (and the
   // bf16 version's two bf16 iterates and two bf16 operands: half a float each).
   size_t floats = 2 * arena_numel(specs);
-  for (const auto& list : split_matrices(specs, threads > 0 ? threads : omp_get_max_threads(), bf16_newton_schulz)) {
+  // (The split assumes no matrix tiles; with them it can differ a little: an estimate.)
+  const int n_threads = threads > 0 ? threads : omp_get_max_threads();
+  for (const auto& list : split_matrices(specs, n_threads, bf16_newton_schulz, false)) {
     const ScratchSize z = scratch_size(specs, list);
     floats += size_t(2 * z.mat + 2 * z.gram + (bf16_newton_schulz ? z.mat + z.gram : 0));
   }
@@ -106,7 +111,7 @@ size_t Optimizer::state_floats(const std::vector<ParamSpec>& specs, int threads,
 
 Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k)
     : cfg_(cfg), k_(k), m_(params.numel()), v_(params.numel()) {
-  work_ = split_matrices(params.specs, omp_get_max_threads(), cfg.bf16_newton_schulz);
+  work_ = split_matrices(params.specs, omp_get_max_threads(), cfg.bf16_newton_schulz, k.bf16_matrix_tiles);
   scratch_.resize(work_.size());
   for (size_t t = 0; t < work_.size(); ++t) {
     const ScratchSize z = scratch_size(params.specs, work_[t]);
@@ -127,12 +132,12 @@ Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTab
 // against 20 m²n + 10 m³ (44 % fewer at n = 4m). The accumulated product has no self-correction:
 // it lands 2e-5 from the exact iteration where the plain one lands 1e-6 (the test bounds both).
 // NewtonSchulzBf16 runs the same products (newton_schulz_gram_step is their shared chain).
-double newton_schulz_flops(int64_t rows, int64_t cols, int steps) {
+double newton_schulz_flops(int64_t rows, int64_t cols, int steps, bool gram_when_long) {
   const double m = double(rows), n = double(cols), s = double(steps);
   if (steps == 0) return 0.0;
   // Plain, each step: X X^T, A A, B X. On the Gram matrix: G0 and the final product; each step
   // G G, all but the last P G and P (P G), all but the first P (P_{it-1} ... P0).
-  if (newton_schulz_on_gram(rows, cols)) return 4 * m * m * n + 2 * m * m * m * (s + 2 * (s - 1) + (s - 1));
+  if (gram_when_long && newton_schulz_on_gram(rows, cols)) return 4 * m * m * n + 2 * m * m * m * (s + 2 * (s - 1) + (s - 1));
   return s * (4 * m * m * n + 2 * m * m * m);
 }
 

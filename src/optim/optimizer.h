@@ -81,6 +81,8 @@ void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b,
                    int steps);
 // The FLOPs newton_schulz (and NewtonSchulzBf16: the same products) runs on a (rows, cols)
 // matrix, rows <= cols, counting every product whole (the Gram triangles run ~62 % of it).
-double newton_schulz_flops(int64_t rows, int64_t cols, int steps);
+// gram_when_long = false: the plain iteration's count even for long matrices (NewtonSchulzBf16
+// where bf16 runs on matrix tiles).
+double newton_schulz_flops(int64_t rows, int64_t cols, int steps, bool gram_when_long = true);
 
 }  // namespace nt

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -642,7 +643,9 @@ TEST(KernelConvention, ParamGradsAccumulateActivationGradsOverwrite) {
 TEST(KernelTableTest, NoNullEntries) {
   for (const KernelTable* kt : {&cpu_kernels(), &ref_kernels()}) {
     const void* const* p = reinterpret_cast<const void* const*>(kt);
-    for (size_t i = 0; i < sizeof(KernelTable) / sizeof(void*); ++i) EXPECT_NE(p[i], nullptr) << kt->name << " " << i;
+    // Every pointer up to the trailing properties.
+    for (size_t i = 0; i < offsetof(KernelTable, bf16_matrix_tiles) / sizeof(void*); ++i)
+      EXPECT_NE(p[i], nullptr) << kt->name << " " << i;
   }
 }
 

@@ -118,17 +118,23 @@ TEST(Optimizer, NewtonSchulzMatchesThePlainIterationInDouble) {
 // 5 steps: plain 1.4-2.8 %, Gram 0.8-1.3 % (Gram with its chain in bf16 too: 6-70 %); a wrong or
 // missing product is O(1).
 TEST(Optimizer, Bf16NewtonSchulzMatchesThePlainIterationInDouble) {
-  for (auto [m, n] : {std::pair<int64_t, int64_t>{40, 40}, {130, 130}, {40, 100}, {130, 300}})
-    for (int steps : {1, 2, 5}) {
-      const std::vector<double> x0 = test::randn(size_t(m * n), 32);
-      const std::vector<double> want = newton_schulz_double(x0, m, n, steps);
-      std::vector<float> x = test::to_f32(x0), a(size_t(m * m)), b(size_t(m * m));
-      NewtonSchulzBf16 ns;
-      ns.run(cpu_kernels(), x.data(), a.data(), b.data(), m, n, steps);
-      const double bound = newton_schulz_on_gram(m, n) ? 2e-2 : 4e-2;
-      EXPECT_LT(test::rel_err(test::to_f64(x.data(), x.size()), want), bound)
-          << m << " x " << n << ", " << steps << " steps" << (newton_schulz_on_gram(m, n) ? " (Gram iteration)" : "");
-    }
+  // Both choices for long matrices, whatever this CPU has: the Gram iteration, and the plain one
+  // that a backend with bf16 matrix tiles runs.
+  for (bool tiles : {false, true})
+    for (auto [m, n] : {std::pair<int64_t, int64_t>{40, 40}, {130, 130}, {40, 100}, {130, 300}})
+      for (int steps : {1, 2, 5}) {
+        const std::vector<double> x0 = test::randn(size_t(m * n), 32);
+        const std::vector<double> want = newton_schulz_double(x0, m, n, steps);
+        std::vector<float> x = test::to_f32(x0), a(size_t(m * m)), b(size_t(m * m));
+        KernelTable k = cpu_kernels();
+        k.bf16_matrix_tiles = tiles;
+        NewtonSchulzBf16 ns;
+        ns.run(k, x.data(), a.data(), b.data(), m, n, steps);
+        const bool gram = newton_schulz_bf16_on_gram(k, m, n);
+        EXPECT_EQ(gram, !tiles && n >= 2 * m);
+        EXPECT_LT(test::rel_err(test::to_f64(x.data(), x.size()), want), gram ? 2e-2 : 4e-2)
+            << m << " x " << n << ", " << steps << " steps" << (gram ? " (Gram iteration)" : "");
+      }
 }
 
 TEST(Optimizer, MatricesSharedAmongThreadsGiveTheOneThreadUpdate) {

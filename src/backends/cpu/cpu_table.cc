@@ -43,6 +43,7 @@ KernelTable make_cpu_table() {
       amx ? cpu::attention_fwd_bf16_amx : bf16 ? cpu::attention_fwd_bf16_avx512 : cpu::attention_fwd_bf16_avx2,
       amx ? cpu::attention_bwd_bf16_amx : bf16 ? cpu::attention_bwd_bf16_avx512 : cpu::attention_bwd_bf16_avx2,
   };
+  t.bf16_matrix_tiles = amx;
   return t;
 }
 }  // namespace
