@@ -203,11 +203,14 @@ void run_bench(const BenchFlags& f) {
            }), 16.0 * N * C, false, triad);
     report("relu2 fwd (N,F)", time_median([&] { k.relu2_fwd(d.data(), a.data(), N * F); }), 8.0 * N * F, false,
            triad);
-    report("relu2 fwd -> bf16 (N,F)", time_median([&] { k.relu2_fwd_bf16(ah.data(), a.data(), N * F); }),
-           6.0 * N * F, false, triad);
+    report("relu2 fwd bf16 (N,F)", time_median([&] { k.relu2_fwd_bf16(bh.data(), ah.data(), N * F); }),
+           4.0 * N * F, false, triad);
     report("to_bf16 (N,F)", time_median([&] { k.to_bf16(ah.data(), a.data(), N * F); }), 6.0 * N * F, false, triad);
     report("relu2 bwd (N,F)", time_median([&] { k.relu2_bwd(d.data(), b.data(), a.data(), N * F); }),
            12.0 * N * F, false, triad);
+    Buffer<uint16_t> ch{big};
+    report("relu2 bwd bf16 (N,F)", time_median([&] { k.relu2_bwd_bf16(ch.data(), bh.data(), ah.data(), N * F); }),
+           6.0 * N * F, false, triad);
     {
       std::vector<int32_t> tg(static_cast<size_t>(R));
       for (int64_t i = 0; i < R; ++i) tg[size_t(i)] = int32_t((i * 7919) % V);

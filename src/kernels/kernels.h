@@ -83,10 +83,12 @@ struct KernelTable {
   // to_bf16 of a (rows, cols) matrix into a wider one: dst row r starts at dst + r * ld_dst (the
   // q, k, v gradients side by side, as one operand of their fused weight GEMMs).
   void (*to_bf16_rows)(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols);
-  // out = bf16(relu(x)^2): the MLP activation, fused with its conversion.
-  void (*relu2_fwd_bf16)(uint16_t* out, const float* inp, int64_t n);
+  // The MLP activation in bf16, where the pre-activation x and the gradient dout arrive as bf16
+  // GEMM outputs (half the memory traffic of fp32 ones; the products are computed in fp32):
+  // out = bf16(relu(x)^2).
+  void (*relu2_fwd_bf16)(uint16_t* out, const uint16_t* inp, int64_t n);
   // dinp = bf16(dout * 2 relu(x)): the activation gradient straight into its GEMM operand.
-  void (*relu2_bwd_bf16)(uint16_t* dinp, const float* dout, const float* inp, int64_t n);
+  void (*relu2_bwd_bf16)(uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n);
   // As matmul, with bf16 A and B, fp32 products and accumulation, fp32 C.
   void (*matmul_bf16)(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                       bool trans_a, bool trans_b, float beta);

@@ -46,17 +46,19 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
     a.v.resize(N * KVH * D);
     a.att.resize(N * H * D), a.lse.resize(N * H);
     a.ln2.resize(N * C), a.rstd2.resize(N);
-    a.fc.resize(N * F);
+    if (precision_ == Precision::kBf16) a.fc_h.resize(N * F);
+    else a.fc.resize(N * F);
   }
   lnf_.resize(N * C);
   rstdf_.resize(N);
   logits_.resize(size_t(std::min<int64_t>(N, head_chunk_rows(cfg.vocab_size)) * cfg.vocab_size));
   row_loss_.resize(N);
   dx_.resize(N * C), dln_.resize(N * C), dlnf_.resize(N * C);
-  act_.resize(N * F), dact_.resize(N * F);
+  if (precision_ == Precision::kBf16) dact_h_.resize(N * F);
+  else act_.resize(N * F), dact_.resize(N * F);
   datt_.resize(N * H * D), dq_.resize(N * H * D), dk_.resize(N * KVH * D), dv_.resize(N * KVH * D);
   if (precision_ == Precision::kBf16) {
-    NT_CHECK(k_.matmul_bf16 && k_.to_bf16 && k_.relu2_fwd_bf16 && k_.relu2_bwd_bf16 && k_.softcap_xent_bf16 &&
+    NT_CHECK(k_.matmul_bf16 && k_.matmul_bf16_out && k_.to_bf16 && k_.relu2_fwd_bf16 && k_.relu2_bwd_bf16 && k_.softcap_xent_bf16 &&
                  k_.attention_fwd_bf16 &&
                  k_.attention_bwd_bf16,
              "backend %s has no bf16 kernels", k_.name);
@@ -88,14 +90,18 @@ Gpt::Operand Gpt::weight(const float* p) const {
 size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision precision) {
   const size_t N = size_t(batch) * seq, C = c.d_model, H = c.n_head, KVH = c.n_kv_head, D = c.head_dim,
                F = c.mlp_dim();
-  const size_t per_layer = N * (2 * C + 2 + H * D * 2 + H + 2 * KVH * D + KVH + H + F);
+  const bool in_bf16 = precision == Precision::kBf16;
+  // fp32 runs keep the MLP's pre-activation (per layer) and its activation and gradient
+  // (scratch) in fp32; bf16 runs keep the first and the gradient in bf16.
+  const size_t per_layer = N * (2 * C + 2 + H * D * 2 + H + 2 * KVH * D + KVH + H + (in_bf16 ? 0 : F));
   const size_t saved = c.depth * per_layer + N * (3 * C + 2);
-  const size_t scratch = std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size + N + N * C * 3 + 2 * N * F +
-                         2 * N * H * D + 2 * N * KVH * D;
+  const size_t scratch = std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size + N + N * C * 3 +
+                         (in_bf16 ? 0 : 2 * N * F) + 2 * N * H * D + 2 * N * KVH * D;
   size_t bf16 = 0;  // elements of 2 bytes
-  if (precision == Precision::kBf16)
+  if (in_bf16)
     bf16 = size_t(count_params(c)) + N * std::max(C, H * D) + N * std::max(F, H * D + 2 * KVH * D) +
-           std::max(N * KVH * D, std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size) + N * KVH * D;
+           std::max(N * KVH * D, std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size) + N * KVH * D +
+           (c.depth + 1) * N * F;
   return (saved + scratch) * sizeof(float) + bf16 * 2;
 }
 
@@ -160,13 +166,15 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
     }
     {
       profile::Zone z(profile::kMlpUp);
-      mm(a.fc.data(), act(h0_, a.ln2.data(), N * C), weight(lw.wfc), N, F, C, false, true, 0.0f);
+      const Operand ln2 = act(h0_, a.ln2.data(), N * C);
+      if (precision_ == Precision::kBf16) k_.matmul_bf16_out(a.fc_h.data(), ln2.h, weight(lw.wfc).h, N, F, C, false, true);
+      else mm(a.fc.data(), ln2, weight(lw.wfc), N, F, C, false, true, 0.0f);
     }
     Operand h{act_.data(), nullptr};
     {
       profile::Zone z(profile::kRelu2);
       if (precision_ == Precision::kBf16) {
-        k_.relu2_fwd_bf16(h1_.data(), a.fc.data(), N * F);
+        k_.relu2_fwd_bf16(h1_.data(), a.fc_h.data(), N * F);
         h.h = h1_.data();
       } else {
         k_.relu2_fwd(act_.data(), a.fc.data(), N * F);

@@ -27,11 +27,14 @@ struct LayerActs {
   Buffer<float> v;                // (N, KVH*D)
   Buffer<float> att, lse;         // (N, H*D), (B, H, T)
   Buffer<float> ln2, rstd2;       // (N, C), (N)
-  Buffer<float> fc;               // (N, 4C)   pre-activation
+  Buffer<float> fc;               // (N, 4C)   pre-activation (fp32 runs)
+  Buffer<uint16_t> fc_h;          // (N, 4C)   the same in bf16 runs: a bf16 GEMM output
 };
 
 // Precision of the GEMMs. kFp32: everything fp32 (exact; the parity tests). kBf16: every
-// GEMM of forward and backward takes bf16 operands with fp32 accumulation and fp32 outputs;
+// GEMM of forward and backward takes bf16 operands with fp32 accumulation and fp32 outputs,
+// except the MLP's pre-activation and its gradient, which feed only the bf16 activation and
+// are rounded to bf16 by their GEMMs (half the memory traffic of the two largest activations);
 // weights, gradients, optimizer state and every other op stay fp32 (the weights are rounded to
 // a bf16 copy at the start of each forward).
 enum class Precision { kFp32, kBf16 };
@@ -102,7 +105,8 @@ class Gpt {
   Buffer<float> logits_;        // (chunk, V)
   Buffer<float> row_loss_;      // (N)
   Buffer<float> dx_, dln_, dlnf_;     // (N, C)
-  Buffer<float> act_, dact_;          // (N, 4C)
+  Buffer<float> act_, dact_;          // (N, 4C), fp32 runs
+  Buffer<uint16_t> dact_h_;           // (N, 4C), bf16 runs: the activation's gradient
   Buffer<float> datt_, dq_, dk_, dv_; // (N, H*D), (N, KVH*D) x2
   // bf16 only: the weights' copy (params_ layout) and four operand slots.
   Buffer<uint16_t> wbf_;

@@ -296,24 +296,58 @@ TEST(KernelParity, ToBf16RoundsToNearestEven) {
     ref::to_bf16(a.data(), x.data(), n);
     cpu.to_bf16(b.data(), x.data(), n);
     for (int64_t i = 0; i < n; ++i) EXPECT_EQ(a[size_t(i)], b[size_t(i)]) << i << " " << x[size_t(i)];
-    ref::relu2_fwd_bf16(a.data(), x.data(), n);
-    cpu.relu2_fwd_bf16(c.data(), x.data(), n);
-    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(a[size_t(i)], c[size_t(i)]) << i << " " << x[size_t(i)];
-    std::vector<float> dy(x.rbegin(), x.rbegin() + n);
-    for (float& v : dy) v = std::isfinite(v) ? v * 1e-3f : 1.0f;
-    ref::relu2_bwd_bf16(a.data(), dy.data(), x.data(), n);
-    cpu.relu2_bwd_bf16(c.data(), dy.data(), x.data(), n);
-    for (int64_t i = 0; i < n; ++i) {  // as values: a zero gradient may come out as -0
-      const float want = ref::from_bf16_1(a[size_t(i)]), got = ref::from_bf16_1(c[size_t(i)]);
-      if (std::isnan(want)) EXPECT_TRUE(std::isnan(got)) << i;
-      else EXPECT_EQ(want, got) << i << " " << x[size_t(i)];
-    }
   }
   const float nan = std::numeric_limits<float>::quiet_NaN();
   uint16_t h = 0;
   cpu.to_bf16(&h, &nan, 1);
   EXPECT_TRUE(std::isnan(ref::from_bf16_1(h)));
-  // A large array goes through the threaded path.
+}
+
+// The bf16 MLP activation (bf16 pre-activation and gradient in, bf16 out) against the scalar
+// spec, bit for bit: the dispatched kernels and the AVX2 floor's, on signed zeros, values whose
+// square overflows, infinities, NaN and random values; short odd lengths and one long enough
+// for the threaded path.
+TEST(KernelParity, Relu2Bf16MatchesTheSpec) {
+  std::vector<float> x = {1.0f, -1.0f, 0.0f, -0.0f, 3.14159265f, -2.71828f, 1e30f, -1e-30f, 1e20f,
+                          std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN()};
+  for (double v : randn(100003, 72)) x.push_back(float(v));
+  std::vector<uint16_t> xh(x.size()), dyh(x.size());
+  ref::to_bf16(xh.data(), x.data(), int64_t(x.size()));
+  std::vector<float> dy(x.rbegin(), x.rend());
+  for (float& v : dy) v = std::isfinite(v) ? v * 1e-3f : 1.0f;
+  ref::to_bf16(dyh.data(), dy.data(), int64_t(dy.size()));
+  struct Impl { const char* name; decltype(KernelTable::relu2_fwd_bf16) fwd; decltype(KernelTable::relu2_bwd_bf16) bwd; };
+  for (const Impl& impl : {Impl{"dispatched", cpu.relu2_fwd_bf16, cpu.relu2_bwd_bf16},
+                           Impl{"avx2", cpu::relu2_fwd_bf16_avx2, cpu::relu2_bwd_bf16_avx2}})
+    for (int64_t n : {int64_t(x.size()), int64_t(45), int64_t(17), int64_t(1)}) {
+      std::vector<uint16_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n), 0xdead);
+      ref::relu2_fwd_bf16(want.data(), xh.data(), n);
+      impl.fwd(got.data(), xh.data(), n);
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(want[size_t(i)], got[size_t(i)]) << impl.name << " fwd " << i << " " << x[size_t(i)];
+      ref::relu2_bwd_bf16(want.data(), dyh.data(), xh.data(), n);
+      impl.bwd(got.data(), dyh.data(), xh.data(), n);
+      for (int64_t i = 0; i < n; ++i) {  // as values: a zero gradient may come out as -0
+        const float w = ref::from_bf16_1(want[size_t(i)]), g = ref::from_bf16_1(got[size_t(i)]);
+        if (std::isnan(w)) ASSERT_TRUE(std::isnan(g)) << impl.name << " bwd " << i;
+        else ASSERT_EQ(w, g) << impl.name << " bwd " << i << " " << x[size_t(i)];
+      }
+    }
+  // The spec itself, on values it must get right: relu(x)^2 and 2 relu(x) dy, each rounded once.
+  const uint16_t three = 0x4040, minus_two = 0xc000, half = 0x3f00;  // 3, -2, 0.5
+  uint16_t out = 0;
+  ref::relu2_fwd_bf16(&out, &three, 1);
+  EXPECT_EQ(ref::from_bf16_1(out), 9.0f);
+  ref::relu2_fwd_bf16(&out, &minus_two, 1);
+  EXPECT_EQ(ref::from_bf16_1(out), 0.0f);
+  ref::relu2_bwd_bf16(&out, &half, &three, 1);
+  EXPECT_EQ(ref::from_bf16_1(out), 3.0f);
+  ref::relu2_bwd_bf16(&out, &half, &minus_two, 1);
+  EXPECT_EQ(ref::from_bf16_1(out), 0.0f);
+}
+
+// A large array goes through the threaded path.
+TEST(KernelParity, ToBf16ThreadedPath) {
   Vec big = randn(100003, 71);
   auto bf = to_f32(big);
   std::vector<uint16_t> a(bf.size()), b(bf.size());

@@ -5,69 +5,55 @@
 #include <immintrin.h>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/simd_avx512.h"
 #include "profile/profile.h"
 
 namespace nt::cpu {
 
 namespace {
-inline __m256i cvt16(__m512 x) { return reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x)); }
-
-template <bool kRelu2>
-void convert(uint16_t* dst, const float* src, int64_t n) {
-  constexpr int64_t kChunk = 16384;
-#pragma omp parallel if (n > 2 * kChunk)
-  {
-    profile::WorkZone work("to bf16");
-#pragma omp for schedule(static) nowait
-    for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
-      const int64_t c1 = c0 + kChunk < n ? c0 + kChunk : n;
-      const __m512 zero = _mm512_setzero_ps();
-      int64_t i = c0;
-      for (; i + 16 <= c1; i += 16) {
-        __m512 x = _mm512_loadu_ps(src + i);
-        if constexpr (kRelu2) {
-          x = _mm512_max_ps(x, zero);
-          x = _mm512_mul_ps(x, x);
-        }
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), cvt16(x));
-      }
-      if (i < c1) {
-        const __mmask16 m = __mmask16((1u << (c1 - i)) - 1);
-        __m512 x = _mm512_maskz_loadu_ps(m, src + i);
-        if constexpr (kRelu2) {
-          x = _mm512_max_ps(x, zero);
-          x = _mm512_mul_ps(x, x);
-        }
-        _mm256_mask_storeu_epi16(dst + i, m, cvt16(x));
-      }
-    }
-  }
+// 16 bf16 (masked) widened to fp32: the bits shifted into the high half.
+inline __m512 widen16(const uint16_t* p, __mmask16 m) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
 }
-void relu2_bwd(uint16_t* dst, const float* dout, const float* inp, int64_t n) {
+
+// An elementwise pass in chunks over the threads; op(i, mask) computes and stores the 16
+// elements from i (fewer at the end, as the mask says).
+template <class Op>
+void in_chunks(int64_t n, const char* zone, Op op) {
   constexpr int64_t kChunk = 16384;
 #pragma omp parallel if (n > 2 * kChunk)
   {
-    profile::WorkZone work("relu2 bwd bf16");
+    profile::WorkZone work(zone);
 #pragma omp for schedule(static) nowait
     for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
       const int64_t c1 = c0 + kChunk < n ? c0 + kChunk : n;
-      const __m512 zero = _mm512_setzero_ps(), two = _mm512_set1_ps(2.0f);
-      for (int64_t i = c0; i < c1; i += 16) {
-        const __mmask16 m = c1 - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (c1 - i)) - 1);
-        const __m512 r = _mm512_max_ps(_mm512_maskz_loadu_ps(m, inp + i), zero);
-        const __m512 g = _mm512_mul_ps(_mm512_mul_ps(two, r), _mm512_maskz_loadu_ps(m, dout + i));
-        _mm256_mask_storeu_epi16(dst + i, m, cvt16(g));
-      }
+      for (int64_t i = c0; i < c1; i += 16) op(i, lanes16(c1 - i));
     }
   }
 }
 }  // namespace
 
-void relu2_bwd_bf16_avx512(uint16_t* dinp, const float* dout, const float* inp, int64_t n) {
-  relu2_bwd(dinp, dout, inp, n);
+void relu2_fwd_bf16_avx512(uint16_t* out, const uint16_t* inp, int64_t n) {
+  const __m512 zero = _mm512_setzero_ps();
+  in_chunks(n, "relu2 fwd bf16", [&](int64_t i, __mmask16 m) {
+    const __m512 r = _mm512_max_ps(widen16(inp + i, m), zero);
+    _mm256_mask_storeu_epi16(out + i, m, bf16x16(_mm512_mul_ps(r, r)));
+  });
 }
 
-void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n) { convert<false>(dst, src, n); }
+void relu2_bwd_bf16_avx512(uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n) {
+  const __m512 zero = _mm512_setzero_ps(), two = _mm512_set1_ps(2.0f);
+  in_chunks(n, "relu2 bwd bf16", [&](int64_t i, __mmask16 m) {
+    const __m512 r = _mm512_max_ps(widen16(inp + i, m), zero);
+    _mm256_mask_storeu_epi16(dinp + i, m, bf16x16(_mm512_mul_ps(_mm512_mul_ps(two, r), widen16(dout + i, m))));
+  });
+}
+
+void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n) {
+  in_chunks(n, "to bf16", [&](int64_t i, __mmask16 m) {
+    _mm256_mask_storeu_epi16(dst + i, m, bf16x16(_mm512_maskz_loadu_ps(m, src + i)));
+  });
+}
 void to_bf16_rows_avx512(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
 #pragma omp parallel if (rows * cols > 32768)
   {
@@ -75,11 +61,10 @@ void to_bf16_rows_avx512(uint16_t* dst, int64_t ld_dst, const float* src, int64_
 #pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < cols; j += 16) {
-        const __mmask16 m = cols - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (cols - j)) - 1);
-        _mm256_mask_storeu_epi16(dst + r * ld_dst + j, m, cvt16(_mm512_maskz_loadu_ps(m, src + r * cols + j)));
+        const __mmask16 m = lanes16(cols - j);
+        _mm256_mask_storeu_epi16(dst + r * ld_dst + j, m, bf16x16(_mm512_maskz_loadu_ps(m, src + r * cols + j)));
       }
   }
 }
-void relu2_fwd_bf16_avx512(uint16_t* out, const float* inp, int64_t n) { convert<true>(out, inp, n); }
 
 }  // namespace nt::cpu

@@ -86,10 +86,10 @@ void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_rows_avx2(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols);
 void to_bf16_rows_avx512(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols);
-void relu2_fwd_bf16_avx2(uint16_t* out, const float* inp, int64_t n);
-void relu2_fwd_bf16_avx512(uint16_t* out, const float* inp, int64_t n);
-void relu2_bwd_bf16_avx2(uint16_t* dinp, const float* dout, const float* inp, int64_t n);
-void relu2_bwd_bf16_avx512(uint16_t* dinp, const float* dout, const float* inp, int64_t n);
+void relu2_fwd_bf16_avx2(uint16_t* out, const uint16_t* inp, int64_t n);
+void relu2_fwd_bf16_avx512(uint16_t* out, const uint16_t* inp, int64_t n);
+void relu2_bwd_bf16_avx2(uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n);
+void relu2_bwd_bf16_avx512(uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n);
 
 // Register-tile bf16 GEMM for the small products inside attention (single-threaded: called from
 // inside parallel regions): C(m, n) = A(m, 2 k2) B, or C += when accumulate. A is row-major

@@ -258,19 +258,19 @@ void matmul_bf16_out_widen(uint16_t* c, const uint16_t* a, const uint16_t* b, in
   to_bf16_avx2(c, cf.data(), m * n);
 }
 
-void relu2_fwd_bf16_avx2(uint16_t* out, const float* inp, int64_t n) {
+void relu2_fwd_bf16_avx2(uint16_t* out, const uint16_t* inp, int64_t n) {
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < n; ++i) {
-    const float r = inp[i] > 0.0f ? inp[i] : 0.0f;
+    const float x = ref::from_bf16_1(inp[i]), r = x > 0.0f ? x : 0.0f;
     out[i] = ref::to_bf16_1(r * r);
   }
 }
 
-void relu2_bwd_bf16_avx2(uint16_t* dinp, const float* dout, const float* inp, int64_t n) {
+void relu2_bwd_bf16_avx2(uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n) {
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < n; ++i) {
-    const float r = inp[i] > 0.0f ? inp[i] : 0.0f;
-    dinp[i] = ref::to_bf16_1(2.0f * r * dout[i]);
+    const float x = ref::from_bf16_1(inp[i]), r = x > 0.0f ? x : 0.0f;
+    dinp[i] = ref::to_bf16_1(2.0f * r * ref::from_bf16_1(dout[i]));
   }
 }
 

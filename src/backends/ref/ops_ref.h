@@ -252,14 +252,17 @@ inline void to_bf16(uint16_t* dst, const float* src, int64_t n) {
 inline void to_bf16_rows(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) to_bf16(dst + r * ld_dst, src + r * cols, cols);
 }
-inline void relu2_fwd_bf16(uint16_t* out, const float* inp, int64_t n) {
+inline void relu2_fwd_bf16(uint16_t* out, const uint16_t* inp, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    const float r = inp[i] > 0.0f ? inp[i] : 0.0f;
+    const float x = from_bf16_1(inp[i]), r = x > 0.0f ? x : 0.0f;
     out[i] = to_bf16_1(r * r);
   }
 }
-inline void relu2_bwd_bf16(uint16_t* dinp, const float* dout, const float* inp, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dinp[i] = to_bf16_1(inp[i] > 0.0f ? 2.0f * inp[i] * dout[i] : 0.0f);
+inline void relu2_bwd_bf16(uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = from_bf16_1(inp[i]);
+    dinp[i] = to_bf16_1(x > 0.0f ? 2.0f * x * from_bf16_1(dout[i]) : 0.0f);
+  }
 }
 // The bf16 GEMM is the fp32 GEMM of the widened operands (bf16 x bf16 products are exact in
 // fp32); T = double gives the exact reference for tests.
