@@ -4,16 +4,7 @@
 // AVX-512-BF16 build computes up to the order of fp32 additions.
 #include "backends/cpu/attention_tiled.h"
 
-#include <vector>
-
 namespace nt::cpu {
-
-void* attention_tiled::scratch_buffer(int slot, size_t bytes) {
-  static thread_local std::vector<uint32_t> buffers[kSlots];
-  std::vector<uint32_t>& b = buffers[slot];
-  if (b.size() * sizeof(uint32_t) < bytes) b.resize((bytes + sizeof(uint32_t) - 1) / sizeof(uint32_t));
-  return b.data();
-}
 
 namespace {
 

@@ -30,8 +30,6 @@
 
 namespace nt::cpu::attention_tiled {
 
-void* scratch_buffer(int slot, size_t bytes);
-
 // Internal linkage (the anonymous namespace), here and in simd_avx2.h: this header is compiled
 // into an AVX2 and an AVX-512 translation unit, and the linker must not pick one shared copy of
 // an inline function built with AVX-512 for both.
@@ -97,13 +95,12 @@ inline void transpose(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t l
     for (int64_t j = 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
 }
 
-// Per-thread scratch buffers, grown on demand and kept across calls (OpenMP's pool threads
-// persist), so a call neither allocates nor clears memory. Defined once, in the AVX2 unit: no
-// standard-library code is instantiated in the AVX-512 one (see the namespace note below).
+// The attention's per-thread scratch buffers (cpu_ops.h's thread_scratch).
 enum Slot { kKt, kVt, kKn, kVn, kPv, kDsv, kRows, kQt, kDt, kQa, kDa, kPa, kDsa, kS, kDp, kDkt, kDvt, kSlots };
+static_assert(kSlots <= kScratchXent, "the attention's scratch slots overlap the cross-entropy's");
 template <class T>
 T* grab(Slot slot, int64_t n) {
-  return static_cast<T*>(scratch_buffer(slot, size_t(n) * sizeof(T)));
+  return static_cast<T*>(thread_scratch(slot, size_t(n) * sizeof(T)));
 }
 
 // The rows these kernels read are short (D floats) and strided (H D apart): the hardware

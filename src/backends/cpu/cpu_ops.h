@@ -3,9 +3,18 @@
 #pragma once
 #include <omp.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace nt::cpu {
+
+// Per-thread scratch kept across calls (OpenMP's pool threads persist), so a kernel neither
+// allocates nor clears memory per call: the calling thread's buffer number `slot` (below
+// kScratchSlots), grown to at least `bytes`. Defined in a portable unit (xent_cpu.cc), so the
+// AVX-512 units that use it instantiate no standard-library code.
+constexpr int kScratchXent = 17;  // attention_tiled.h's slots come first
+constexpr int kScratchSlots = 18;
+void* thread_scratch(int slot, size_t bytes);
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
 // The same product through oneDNN's cached matmul primitive (matmul_onednn.cc), C with row stride

@@ -19,6 +19,7 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
 #pragma omp parallel
   {
     profile::WorkZone work("xent rows avx512");
+    float* e = static_cast<float*>(thread_scratch(kScratchXent, size_t(V) * sizeof(float)));
 #pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < rows; ++r) {
       float* l = logits + r * V;
@@ -32,34 +33,41 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
           }
         continue;
       }
-      // Pass 1: z = cap tanh(l / cap), kept in l, and sum exp(z - cap) (|z| <= cap: no max pass).
+      // Pass 1: z = cap tanh(l / cap), kept in l, and sum exp(z - cap) (|z| <= cap: no max pass),
+      // each term kept in e for pass 2, which then needs no exp of its own.
       __m512 acc = _mm512_setzero_ps();
       for (int64_t i = 0; i < V; i += 16) {
         const __mmask16 m = lanes16(V - i);
         const __m512 z = _mm512_mul_ps(vcap, tanh16(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, l + i), vinv)));
         _mm512_mask_storeu_ps(l + i, m, z);
-        acc = _mm512_mask_add_ps(acc, m, acc, exp16(_mm512_sub_ps(z, vcap)));
+        const __m512 ez = exp16(_mm512_sub_ps(z, vcap));
+        _mm512_mask_storeu_ps(e + i, m, ez);
+        acc = _mm512_mask_add_ps(acc, m, acc, ez);
       }
       const float lse = cap + float(std::log(double(_mm512_reduce_add_ps(acc))));
       const int64_t t = targets[r];
       losses[r] = lse - l[t];
       if (grad_scale == 0.0f) continue;
-      // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2.
-      const __m512 vlse = _mm512_set1_ps(lse), vgs = _mm512_set1_ps(grad_scale), one = _mm512_set1_ps(1.0f);
+      // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2, with
+      // softmax(z) = exp(z - cap) exp(cap - lse).
+      const __m512 vscale = _mm512_set1_ps(grad_scale * float(std::exp(double(cap) - double(lse))));
+      const __m512 one = _mm512_set1_ps(1.0f);
       const float zt = l[t];
       for (int64_t i = 0; i < V; i += 16) {
         const __mmask16 m = lanes16(V - i);
-        const __m512 z = _mm512_maskz_loadu_ps(m, l + i);
-        const __m512 u = _mm512_mul_ps(z, vinv);
-        const __m512 g = _mm512_mul_ps(_mm512_mul_ps(vgs, exp16(_mm512_sub_ps(z, vlse))), _mm512_fnmadd_ps(u, u, one));
+        const __m512 u = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, l + i), vinv);
+        const __m512 p = _mm512_mul_ps(vscale, _mm512_maskz_loadu_ps(m, e + i));
+        const __m512 g = _mm512_mul_ps(p, _mm512_fnmadd_ps(u, u, one));
         if (d) _mm256_mask_storeu_epi16(d + i, m, bf16x16(g));
         else _mm512_mask_storeu_ps(l + i, m, g);
       }
-      // The one-hot term of the target, with the same derivative factor.
+      // The target's element, with the one-hot term: its probability straight from exp(zt - lse),
+      // so that p - 1 cancels exactly where p rounds to 1 (a one-word vocabulary gives 0).
       const float ut = zt * inv_cap, dz = 1.0f - ut * ut;
       const float pt = _mm512_cvtss_f32(exp16(_mm512_set1_ps(zt - lse)));
-      if (d) d[t] = uint16_t(_mm256_extract_epi16(bf16x16(_mm512_set1_ps(grad_scale * pt * dz - grad_scale * dz)), 0));
-      else l[t] -= grad_scale * dz;
+      const float gt = grad_scale * pt * dz - grad_scale * dz;
+      if (d) d[t] = uint16_t(_mm256_extract_epi16(bf16x16(_mm512_set1_ps(gt)), 0));
+      else l[t] = gt;
     }
   }
 }
