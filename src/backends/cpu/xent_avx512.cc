@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // xent_cpu.cc's soft-capped cross-entropy at 16 lanes (exp16 / tanh16 of simd_avx512.h, the
-// same polynomial), with the bf16 gradient rounded by vcvtneps2bf16. Built with -mavx512*;
-// called only after a CPUID check.
+// same polynomial), with the bf16 gradient rounded by vcvtneps2bf16. One difference: each row's
+// z and exp(z - cap) go to per-thread scratch, so the second pass computes no exp and the logits
+// are only read (with grad_scale 0 they are left as they were). Built with -mavx512*; called
+// only after a CPUID check.
 #include <cmath>
 
 #include "backends/cpu/cpu_ops.h"
@@ -19,7 +21,10 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
 #pragma omp parallel
   {
     profile::WorkZone work("xent rows avx512");
-    float* e = static_cast<float*>(thread_scratch(kScratchXent, size_t(V) * sizeof(float)));
+    // One row's z and exp(z - cap), side by side: a row at a time, they stay in the core's cache,
+    // and the logits are only read (no dirty lines of z to write back).
+    float* zrow = static_cast<float*>(thread_scratch(kScratchXent, 2 * size_t(V) * sizeof(float)));
+    float* e = zrow + V;
 #pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < rows; ++r) {
       float* l = logits + r * V;
@@ -33,29 +38,29 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
           }
         continue;
       }
-      // Pass 1: z = cap tanh(l / cap), kept in l, and sum exp(z - cap) (|z| <= cap: no max pass),
-      // each term kept in e for pass 2, which then needs no exp of its own.
+      // Pass 1: z = cap tanh(l / cap), kept in zrow, and sum exp(z - cap) (|z| <= cap: no max
+      // pass), each term kept in e for pass 2, which then needs no exp of its own.
       __m512 acc = _mm512_setzero_ps();
       for (int64_t i = 0; i < V; i += 16) {
         const __mmask16 m = lanes16(V - i);
         const __m512 z = _mm512_mul_ps(vcap, tanh16(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, l + i), vinv)));
-        _mm512_mask_storeu_ps(l + i, m, z);
+        _mm512_mask_storeu_ps(zrow + i, m, z);
         const __m512 ez = exp16(_mm512_sub_ps(z, vcap));
         _mm512_mask_storeu_ps(e + i, m, ez);
         acc = _mm512_mask_add_ps(acc, m, acc, ez);
       }
       const float lse = cap + float(std::log(double(_mm512_reduce_add_ps(acc))));
       const int64_t t = targets[r];
-      losses[r] = lse - l[t];
+      losses[r] = lse - zrow[t];
       if (grad_scale == 0.0f) continue;
       // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2, with
       // softmax(z) = exp(z - cap) exp(cap - lse).
       const __m512 vscale = _mm512_set1_ps(grad_scale * float(std::exp(double(cap) - double(lse))));
       const __m512 one = _mm512_set1_ps(1.0f);
-      const float zt = l[t];
+      const float zt = zrow[t];
       for (int64_t i = 0; i < V; i += 16) {
         const __mmask16 m = lanes16(V - i);
-        const __m512 u = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, l + i), vinv);
+        const __m512 u = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, zrow + i), vinv);
         const __m512 p = _mm512_mul_ps(vscale, _mm512_maskz_loadu_ps(m, e + i));
         const __m512 g = _mm512_mul_ps(p, _mm512_fnmadd_ps(u, u, one));
         if (d) _mm256_mask_storeu_epi16(d + i, m, bf16x16(g));
