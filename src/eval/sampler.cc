@@ -69,10 +69,8 @@ class CachedDecoder {
       k_.matmul(q_.data(), h_.data(), lw.wq, 1, H * D, C, false, true, 0.0f);
       k_.matmul(kc + pos * KD, h_.data(), lw.wk, 1, KD, C, false, true, 0.0f);
       k_.matmul(vc + pos * KD, h_.data(), lw.wv, 1, KD, C, false, true, 0.0f);
-      k_.rope_fwd(q_.data(), cs, sn, 1, 1, H, D);
-      k_.rope_fwd(kc + pos * KD, cs, sn, 1, 1, KVH, D);
-      k_.rmsnorm_fwd(q_.data(), rstd_.data(), q_.data(), H, D, eps);
-      k_.rmsnorm_fwd(kc + pos * KD, rstd_.data(), kc + pos * KD, KVH, D, eps);
+      k_.rope_norm_fwd(q_.data(), rstd_.data(), cs, sn, 1, 1, H, D, eps);
+      k_.rope_norm_fwd(kc + pos * KD, rstd_.data(), cs, sn, 1, 1, KVH, D, eps);
       for (int64_t h = 0; h < H; ++h) {
         const int64_t g = h / (H / KVH);
         const float* qh = q_.data() + h * D;

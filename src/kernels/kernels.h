@@ -40,6 +40,14 @@ struct KernelTable {
   // The inverse rotation (the transpose), in place: turns dy into dx.
   void (*rope_bwd)(float* dx, const float* cos, const float* sin, int64_t batch, int64_t t,
                    int64_t heads, int64_t d);
+  // The QK-norm of q and k fused with their rotary embedding, in place, one pass instead of two:
+  // x (B, T, heads, D) becomes rmsnorm(rope(x)) row by row (rows of D), rstd (B*T*heads) saved.
+  void (*rope_norm_fwd)(float* x, float* rstd, const float* cos, const float* sin, int64_t batch,
+                        int64_t t, int64_t heads, int64_t d, float eps);
+  // Its backward, in place: dx holds the gradient of the output and becomes the gradient of x,
+  // from the saved output and rstd (rmsnorm_bwd, then rope_bwd, one pass).
+  void (*rope_norm_bwd)(float* dx, const float* out, const float* rstd, const float* cos,
+                        const float* sin, int64_t batch, int64_t t, int64_t heads, int64_t d);
 
   // Causal attention with scale 1/sqrt(D) and grouped-query heads (query head h reads kv head
   // h / (H / KVH)). q (B,T,H,D), k, v (B,T,KVH,D) -> out (B,T,H,D), lse (B,H,T) saved.

@@ -141,14 +141,9 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
       mm(a.v.data(), ln1, weight(lw.wv), N, KD, C, false, true, 0.0f);
     }
     {
-      profile::Zone z(profile::kRope);
-      k_.rope_fwd(a.q.data(), cos_.data(), sin_.data(), B, T, H, D);
-      k_.rope_fwd(a.k.data(), cos_.data(), sin_.data(), B, T, KVH, D);
-    }
-    {
-      profile::Zone z(profile::kNorm);
-      k_.rmsnorm_fwd(a.q.data(), a.rstd_q.data(), a.q.data(), N * H, D, eps);
-      k_.rmsnorm_fwd(a.k.data(), a.rstd_k.data(), a.k.data(), N * KVH, D, eps);
+      profile::Zone z(profile::kRope);  // rotary + QK-norm, fused
+      k_.rope_norm_fwd(a.q.data(), a.rstd_q.data(), cos_.data(), sin_.data(), B, T, H, D, eps);
+      k_.rope_norm_fwd(a.k.data(), a.rstd_k.data(), cos_.data(), sin_.data(), B, T, KVH, D, eps);
     }
     {
       profile::Zone z(profile::kAttention);

@@ -73,14 +73,9 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
           a.lse.data(), B, T, H, KVH, D);
     }
     {
-      Zone z(profile::kNorm);
-      k_.rmsnorm_bwd(dq_.data(), dq_.data(), a.q.data(), a.rstd_q.data(), N * H, D, false);
-      k_.rmsnorm_bwd(dk_.data(), dk_.data(), a.k.data(), a.rstd_k.data(), N * KVH, D, false);
-    }
-    {
-      Zone z(profile::kRope);
-      k_.rope_bwd(dq_.data(), cos_.data(), sin_.data(), B, T, H, D);
-      k_.rope_bwd(dk_.data(), cos_.data(), sin_.data(), B, T, KVH, D);
+      Zone z(profile::kRope);  // QK-norm + rotary, fused
+      k_.rope_norm_bwd(dq_.data(), a.q.data(), a.rstd_q.data(), cos_.data(), sin_.data(), B, T, H, D);
+      k_.rope_norm_bwd(dk_.data(), a.k.data(), a.rstd_k.data(), cos_.data(), sin_.data(), B, T, KVH, D);
     }
     {
       Zone z(profile::kQkv);

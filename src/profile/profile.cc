@@ -75,7 +75,7 @@ bool is_phase(Id id) { return id >= kForward && id <= kCheckpoint; }
 const char* name(Id id) {
   static const char* const names[kCount] = {
       "step", "forward", "backward", "optimizer", "data", "eval", "checkpoint", "embedding", "rmsnorm",
-      "rotary", "qkv gemm", "attention", "attn out gemm", "mlp up gemm", "relu2", "mlp down gemm",
+      "rotary + qk-norm", "qkv gemm", "attention", "attn out gemm", "mlp up gemm", "relu2", "mlp down gemm",
       "head gemm", "softcap xent", "to bf16", "zero grads", "muon momentum", "newton-schulz", "adamw", "other"};
   return id < kCount ? names[id] : "?";
 }

@@ -89,6 +89,26 @@ TEST(KernelGrad, Rope) {
   EXPECT_LT(rel_err(dx, numeric_grad(x, f, w)), 1e-8);
 }
 
+// The fused QK-norm (rotary, then RMSNorm of each head row): its backward against finite
+// differences of its forward, in double; an odd D leaves one element of each row unrotated.
+TEST(KernelGrad, RopeNorm) {
+  for (int64_t D : {6, 7}) {
+    const int64_t B = 2, T = 5, H = 3, rows = B * T * H;
+    Vec cs, sn;
+    rope_tables(T, D, cs, sn);
+    Vec x = randn(rows * D, 13), w = randn(rows * D, 14);
+    auto f = [&](const Vec& in) {
+      Vec y = in, rstd(static_cast<size_t>(rows));
+      ref::rope_norm_fwd<double>(y.data(), rstd.data(), cs.data(), sn.data(), B, T, H, D, 1e-6);
+      return y;
+    };
+    Vec y = x, rstd(static_cast<size_t>(rows)), dx = w;
+    ref::rope_norm_fwd<double>(y.data(), rstd.data(), cs.data(), sn.data(), B, T, H, D, 1e-6);
+    ref::rope_norm_bwd<double>(dx.data(), y.data(), rstd.data(), cs.data(), sn.data(), B, T, H, D);
+    EXPECT_LT(rel_err(dx, numeric_grad(x, f, w)), 1e-7) << "D " << D;
+  }
+}
+
 TEST(KernelGrad, AttentionGroupedQuery) {
   // Awkward: T = 7, D = 24, three query heads sharing one key/value head.
   const int64_t B = 2, T = 7, H = 3, KVH = 1, D = 24;
@@ -205,6 +225,32 @@ TEST(KernelParity, Rope) {
   EXPECT_LT(rel_err(to_f64(xf.data(), xf.size()), y), 1e-6);
   cpu.rope_bwd(xf.data(), cf.data(), sf.data(), B, T, H, D);  // inverse: back to x
   EXPECT_LT(rel_err(to_f64(xf.data(), xf.size()), x), 1e-6);
+}
+
+// The fused QK-norm on the CPU against the spec in double (awkward shapes, odd D, one row),
+// and against the two passes it replaces, rope_fwd then rmsnorm_fwd.
+TEST(KernelParity, RopeNorm) {
+  struct Shape { int64_t B, T, H, D; };
+  for (Shape sh : {Shape{2, 9, 3, 10}, Shape{1, 5, 2, 7}, Shape{2, 3, 4, 64}, Shape{1, 1, 1, 2}}) {
+    const int64_t B = sh.B, T = sh.T, H = sh.H, D = sh.D, rows = B * T * H;
+    Vec cs, sn;
+    rope_tables(T, D, cs, sn);
+    Vec x = randn(rows * D, 41), dy = randn(rows * D, 42);
+    Vec y = x, rstd(static_cast<size_t>(rows)), dx = dy;
+    ref::rope_norm_fwd<double>(y.data(), rstd.data(), cs.data(), sn.data(), B, T, H, D, 1e-6);
+    ref::rope_norm_bwd<double>(dx.data(), y.data(), rstd.data(), cs.data(), sn.data(), B, T, H, D);
+    auto xf = to_f32(x), cf = to_f32(cs), sf = to_f32(sn), gf = to_f32(dy), sep = to_f32(x);
+    std::vector<float> rf(static_cast<size_t>(rows)), rsep(static_cast<size_t>(rows));
+    cpu.rope_norm_fwd(xf.data(), rf.data(), cf.data(), sf.data(), B, T, H, D, 1e-6f);
+    const std::string at = "D " + std::to_string(D) + " T " + std::to_string(T);
+    EXPECT_LT(rel_err(to_f64(xf.data(), xf.size()), y), 1e-6) << at;
+    EXPECT_LT(rel_err(to_f64(rf.data(), rf.size()), rstd), 1e-6) << at;
+    cpu.rope_fwd(sep.data(), cf.data(), sf.data(), B, T, H, D);
+    cpu.rmsnorm_fwd(sep.data(), rsep.data(), sep.data(), rows, D, 1e-6f);
+    EXPECT_LT(rel_err(to_f64(xf.data(), xf.size()), to_f64(sep.data(), sep.size())), 1e-6) << at;
+    cpu.rope_norm_bwd(gf.data(), xf.data(), rf.data(), cf.data(), sf.data(), B, T, H, D);
+    EXPECT_LT(rel_err(to_f64(gf.data(), gf.size()), dx), 1e-5) << at;
+  }
 }
 
 // The dispatched kernels (the tiled ones on AVX-512) and the sgemm ones of the AVX2 floor,

@@ -52,6 +52,10 @@ void rmsnorm_fwd(float* out, float* rstd, const float* inp, int64_t rows, int64_
 void rmsnorm_bwd(float* dinp, const float* dout, const float* out, const float* rstd, int64_t rows, int64_t dim, bool acc);
 void rope_fwd(float* x, const float* cos, const float* sin, int64_t b, int64_t t, int64_t h, int64_t d);
 void rope_bwd(float* x, const float* cos, const float* sin, int64_t b, int64_t t, int64_t h, int64_t d);
+void rope_norm_fwd(float* x, float* rstd, const float* cos, const float* sin, int64_t b, int64_t t, int64_t h,
+                   int64_t d, float eps);
+void rope_norm_bwd(float* dx, const float* out, const float* rstd, const float* cos, const float* sin, int64_t b,
+                   int64_t t, int64_t h, int64_t d);
 void attention_fwd(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b, int64_t t,
                    int64_t h, int64_t kvh, int64_t d);
 void attention_bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,

@@ -22,6 +22,8 @@ KernelTable make_cpu_table() {
       cpu::rmsnorm_bwd,
       cpu::rope_fwd,
       cpu::rope_bwd,
+      cpu::rope_norm_fwd,
+      cpu::rope_norm_bwd,
       avx512 ? cpu::attention_fwd_avx512 : cpu::attention_fwd,
       avx512 ? cpu::attention_bwd_avx512 : cpu::attention_bwd,
       cpu::relu2_fwd,

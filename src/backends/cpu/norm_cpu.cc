@@ -74,4 +74,69 @@ void rope_bwd(float* x, const float* cos, const float* sin, int64_t b, int64_t t
   rope(x, cos, sin, b, t, h, d, -1.0f);
 }
 
+// The QK-norm fused with the rotary embedding: each head row of D floats is rotated, its sum of
+// squares taken from the rotated values and scaled, while it is in the core's registers and L1
+// (the two separate passes read and write q and k twice). Backward: the norm's gradient of the
+// row, then the inverse rotation. (An odd D leaves its last element unrotated, as rope does.)
+void rope_norm_fwd(float* x, float* rstd, const float* cos, const float* sin, int64_t batch, int64_t t, int64_t heads,
+                   int64_t d, float eps) {
+  const int64_t half = d / 2;
+#pragma omp parallel
+  {
+    profile::WorkZone work("rope norm rows");
+#pragma omp for collapse(2) schedule(static) nowait
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t p = 0; p < t; ++p) {
+        const float* c = cos + p * half;
+        const float* s = sin + p * half;
+        for (int64_t h = 0; h < heads; ++h) {
+          const int64_t row = (b * t + p) * heads + h;
+          float* v = x + row * d;
+          float ss = 0.0f;
+#pragma omp simd reduction(+ : ss)
+          for (int64_t j = 0; j < half; ++j) {
+            const float x1 = v[j], x2 = v[j + half];
+            const float y1 = x1 * c[j] + x2 * s[j], y2 = x2 * c[j] - x1 * s[j];
+            v[j] = y1, v[j + half] = y2;
+            ss += y1 * y1 + y2 * y2;
+          }
+          for (int64_t i = 2 * half; i < d; ++i) ss += v[i] * v[i];
+          const float r = 1.0f / std::sqrt(ss / float(d) + eps);
+          rstd[row] = r;
+#pragma omp simd
+          for (int64_t i = 0; i < d; ++i) v[i] *= r;
+        }
+      }
+  }
+}
+
+void rope_norm_bwd(float* dx, const float* out, const float* rstd, const float* cos, const float* sin, int64_t batch,
+                   int64_t t, int64_t heads, int64_t d) {
+  const int64_t half = d / 2;
+#pragma omp parallel
+  {
+    profile::WorkZone work("rope norm rows bwd");
+#pragma omp for collapse(2) schedule(static) nowait
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t p = 0; p < t; ++p) {
+        const float* c = cos + p * half;
+        const float* s = sin + p * half;
+        for (int64_t h = 0; h < heads; ++h) {
+          const int64_t row = (b * t + p) * heads + h;
+          float* g = dx + row * d;
+          const float* y = out + row * d;
+          const float m = dot(g, y, d) / float(d), r = rstd[row];
+          // dz = r (dy - y m) for the rotated row, then rotated back (the transpose: sin negated).
+#pragma omp simd
+          for (int64_t j = 0; j < half; ++j) {
+            const float z1 = r * (g[j] - y[j] * m), z2 = r * (g[j + half] - y[j + half] * m);
+            g[j] = z1 * c[j] - z2 * s[j];
+            g[j + half] = z2 * c[j] + z1 * s[j];
+          }
+          for (int64_t i = 2 * half; i < d; ++i) g[i] = r * (g[i] - y[i] * m);
+        }
+      }
+  }
+}
+
 }  // namespace nt::cpu

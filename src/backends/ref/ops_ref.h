@@ -69,6 +69,19 @@ void rope_apply(T* x, const T* cos, const T* sin, int64_t batch, int64_t t, int6
       }
 }
 
+// The fused QK-norm: the spec is the composition (rows of d, in place; see kernels.h).
+template <class T>
+void rope_norm_fwd(T* x, T* rstd, const T* cos, const T* sin, int64_t b, int64_t t, int64_t h, int64_t d, T eps) {
+  rope_apply<T>(x, cos, sin, b, t, h, d, T(1));
+  rmsnorm_fwd<T>(x, rstd, x, b * t * h, d, eps);
+}
+template <class T>
+void rope_norm_bwd(T* dx, const T* out, const T* rstd, const T* cos, const T* sin, int64_t b, int64_t t, int64_t h,
+                   int64_t d) {
+  rmsnorm_bwd<T>(dx, dx, out, rstd, b * t * h, d, false);
+  rope_apply<T>(dx, cos, sin, b, t, h, d, T(-1));
+}
+
 // round: applied to each probability where it meets V (identity here; bf16 rounding in
 // attention_fwd_bf16 below).
 struct Exact {

@@ -36,6 +36,8 @@ const KernelTable& ref_kernels() {
       rmsnorm_bwd<float>,
       rope_fwd_f,
       rope_bwd_f,
+      rope_norm_fwd<float>,
+      rope_norm_bwd<float>,
       attention_fwd_f,
       attention_bwd_f,
       relu2_fwd<float>,
