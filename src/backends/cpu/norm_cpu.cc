@@ -43,29 +43,36 @@ void rmsnorm_bwd(float* dinp, const float* dout, const float* out, const float* 
   }
 }
 
-static void rope(float* x, const float* cos, const float* sin, int64_t batch, int64_t t, int64_t heads, int64_t d,
-                 float sign) {
-  const int64_t half = d / 2;
+namespace {
+// Every (batch, position, head) row of a (B, T, heads, D) tensor, over the threads, with its
+// position's cos and sin tables: body(row index, cos row, sin row).
+template <class Body>
+void for_each_head_row(int64_t batch, int64_t t, int64_t heads, int64_t half, const float* cos, const float* sin,
+                       const char* zone, Body body) {
 #pragma omp parallel
   {
-    profile::WorkZone work("rotary rows");
+    profile::WorkZone work(zone);
 #pragma omp for collapse(2) schedule(static) nowait
     for (int64_t b = 0; b < batch; ++b)
-      for (int64_t p = 0; p < t; ++p) {
-        const float* c = cos + p * half;
-        const float* s = sin + p * half;
-        for (int64_t h = 0; h < heads; ++h) {
-          float* v = x + ((b * t + p) * heads + h) * d;
-          for (int64_t j = 0; j < half; ++j) {
-            const float sn = sign * s[j];
-            const float x1 = v[j], x2 = v[j + half];
-            v[j] = x1 * c[j] + x2 * sn;
-            v[j + half] = x2 * c[j] - x1 * sn;
-          }
-        }
-      }
+      for (int64_t p = 0; p < t; ++p)
+        for (int64_t h = 0; h < heads; ++h) body((b * t + p) * heads + h, cos + p * half, sin + p * half);
   }
 }
+
+void rope(float* x, const float* cos, const float* sin, int64_t batch, int64_t t, int64_t heads, int64_t d,
+          float sign) {
+  const int64_t half = d / 2;
+  for_each_head_row(batch, t, heads, half, cos, sin, "rotary rows", [&](int64_t row, const float* c, const float* s) {
+    float* v = x + row * d;
+    for (int64_t j = 0; j < half; ++j) {
+      const float sn = sign * s[j];
+      const float x1 = v[j], x2 = v[j + half];
+      v[j] = x1 * c[j] + x2 * sn;
+      v[j + half] = x2 * c[j] - x1 * sn;
+    }
+  });
+}
+}  // namespace
 
 void rope_fwd(float* x, const float* cos, const float* sin, int64_t b, int64_t t, int64_t h, int64_t d) {
   rope(x, cos, sin, b, t, h, d, 1.0f);
@@ -81,62 +88,42 @@ void rope_bwd(float* x, const float* cos, const float* sin, int64_t b, int64_t t
 void rope_norm_fwd(float* x, float* rstd, const float* cos, const float* sin, int64_t batch, int64_t t, int64_t heads,
                    int64_t d, float eps) {
   const int64_t half = d / 2;
-#pragma omp parallel
-  {
-    profile::WorkZone work("rope norm rows");
-#pragma omp for collapse(2) schedule(static) nowait
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t p = 0; p < t; ++p) {
-        const float* c = cos + p * half;
-        const float* s = sin + p * half;
-        for (int64_t h = 0; h < heads; ++h) {
-          const int64_t row = (b * t + p) * heads + h;
-          float* v = x + row * d;
-          float ss = 0.0f;
+  for_each_head_row(batch, t, heads, half, cos, sin, "rope norm rows",
+                    [&](int64_t row, const float* c, const float* s) {
+    float* v = x + row * d;
+    float ss = 0.0f;
 #pragma omp simd reduction(+ : ss)
-          for (int64_t j = 0; j < half; ++j) {
-            const float x1 = v[j], x2 = v[j + half];
-            const float y1 = x1 * c[j] + x2 * s[j], y2 = x2 * c[j] - x1 * s[j];
-            v[j] = y1, v[j + half] = y2;
-            ss += y1 * y1 + y2 * y2;
-          }
-          for (int64_t i = 2 * half; i < d; ++i) ss += v[i] * v[i];
-          const float r = 1.0f / std::sqrt(ss / float(d) + eps);
-          rstd[row] = r;
+    for (int64_t j = 0; j < half; ++j) {
+      const float x1 = v[j], x2 = v[j + half];
+      const float y1 = x1 * c[j] + x2 * s[j], y2 = x2 * c[j] - x1 * s[j];
+      v[j] = y1, v[j + half] = y2;
+      ss += y1 * y1 + y2 * y2;
+    }
+    for (int64_t i = 2 * half; i < d; ++i) ss += v[i] * v[i];
+    const float r = 1.0f / std::sqrt(ss / float(d) + eps);
+    rstd[row] = r;
 #pragma omp simd
-          for (int64_t i = 0; i < d; ++i) v[i] *= r;
-        }
-      }
-  }
+    for (int64_t i = 0; i < d; ++i) v[i] *= r;
+  });
 }
 
 void rope_norm_bwd(float* dx, const float* out, const float* rstd, const float* cos, const float* sin, int64_t batch,
                    int64_t t, int64_t heads, int64_t d) {
   const int64_t half = d / 2;
-#pragma omp parallel
-  {
-    profile::WorkZone work("rope norm rows bwd");
-#pragma omp for collapse(2) schedule(static) nowait
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t p = 0; p < t; ++p) {
-        const float* c = cos + p * half;
-        const float* s = sin + p * half;
-        for (int64_t h = 0; h < heads; ++h) {
-          const int64_t row = (b * t + p) * heads + h;
-          float* g = dx + row * d;
-          const float* y = out + row * d;
-          const float m = dot(g, y, d) / float(d), r = rstd[row];
-          // dz = r (dy - y m) for the rotated row, then rotated back (the transpose: sin negated).
+  for_each_head_row(batch, t, heads, half, cos, sin, "rope norm rows bwd",
+                    [&](int64_t row, const float* c, const float* s) {
+    float* g = dx + row * d;
+    const float* y = out + row * d;
+    const float m = dot(g, y, d) / float(d), r = rstd[row];
+    // dz = r (dy - y m) for the rotated row, then rotated back (the transpose: sin negated).
 #pragma omp simd
-          for (int64_t j = 0; j < half; ++j) {
-            const float z1 = r * (g[j] - y[j] * m), z2 = r * (g[j + half] - y[j + half] * m);
-            g[j] = z1 * c[j] - z2 * s[j];
-            g[j + half] = z2 * c[j] + z1 * s[j];
-          }
-          for (int64_t i = 2 * half; i < d; ++i) g[i] = r * (g[i] - y[i] * m);
-        }
-      }
-  }
+    for (int64_t j = 0; j < half; ++j) {
+      const float z1 = r * (g[j] - y[j] * m), z2 = r * (g[j + half] - y[j + half] * m);
+      g[j] = z1 * c[j] - z2 * s[j];
+      g[j + half] = z2 * c[j] + z1 * s[j];
+    }
+    for (int64_t i = 2 * half; i < d; ++i) g[i] = r * (g[i] - y[i] * m);
+  });
 }
 
 }  // namespace nt::cpu
