@@ -10,8 +10,7 @@ namespace nt::cpu {
 
 // Per-thread scratch kept across calls (OpenMP's pool threads persist), so a kernel neither
 // allocates nor clears memory per call: the calling thread's buffer number `slot` (below
-// kScratchSlots), grown to at least `bytes`. Defined in a portable unit (xent_cpu.cc), so the
-// AVX-512 units that use it instantiate no standard-library code.
+// kScratchSlots), grown to at least `bytes` (thread_scratch.cc).
 constexpr int kScratchXent = 17;  // attention_tiled.h's slots come first
 constexpr int kScratchSlots = 18;
 void* thread_scratch(int slot, size_t bytes);

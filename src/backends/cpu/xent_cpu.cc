@@ -6,20 +6,12 @@
 // otherwise dominate the step. xent_avx512.cc is the same at 16 lanes.
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
 #include "profile/profile.h"
 
 namespace nt::cpu {
-
-void* thread_scratch(int slot, size_t bytes) {
-  static thread_local std::vector<uint32_t> buffers[kScratchSlots];
-  std::vector<uint32_t>& b = buffers[slot];
-  if (b.size() * sizeof(uint32_t) < bytes) b.resize((bytes + sizeof(uint32_t) - 1) / sizeof(uint32_t));
-  return b.data();
-}
 
 namespace {
 
