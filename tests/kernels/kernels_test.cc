@@ -565,10 +565,10 @@ TEST(KernelParity, AttentionBf16) {
   using Bwd = decltype(KernelTable::attention_bwd_bf16);
   struct Impl { const char* name; Fwd fwd; Bwd bwd; };
   std::vector<Impl> impls = {{"dispatched", cpu.attention_fwd_bf16, cpu.attention_bwd_bf16},
-                             {"avx2", cpu::attention_fwd_bf16_avx2, cpu::attention_bwd_bf16_avx2}};
+                             {"avx2", cpu::attention_tiled_bf16_avx2.fwd, cpu::attention_tiled_bf16_avx2.bwd}};
   const CpuFeatures f = cpu_features();
   if (f.amx_bf16)  // the dispatched kernels are the AMX ones: check the AVX-512-BF16 ones too
-    impls.push_back({"avx512bf16", cpu::attention_fwd_bf16_avx512, cpu::attention_bwd_bf16_avx512});
+    impls.push_back({"avx512bf16", cpu::attention_tiled_bf16_avx512.fwd, cpu::attention_tiled_bf16_avx512.bwd});
   std::vector<Shape> shapes = {{1, 1, 1, 1, 2}, {2, 7, 3, 1, 24}, {1, 33, 4, 2, 18}, {2, 70, 2, 2, 64},
                                {1, 150, 4, 2, 32}, {1, 129, 2, 1, 64}, {1, 20, 2, 2, 7}};
   for (auto [b, t, h, kvh, d] : env_shapes<5>("NT_TEST_ATTENTION_SHAPES")) shapes.push_back({b, t, h, kvh, d});

@@ -113,14 +113,6 @@ struct Avx2Ops {
 
 }  // namespace
 
-void attention_fwd_bf16_avx2(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
-                             int64_t t, int64_t h, int64_t kvh, int64_t d) {
-  attention_tiled::fwd<Avx2Ops>(out, lse, q, k, v, b, t, h, kvh, d);
-}
-void attention_bwd_bf16_avx2(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
-                             const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
-                             int64_t kvh, int64_t d) {
-  attention_tiled::bwd<Avx2Ops>(dq, dk, dv, dout, q, k, v, out, lse, b, t, h, kvh, d);
-}
+const AttentionKernels attention_tiled_bf16_avx2 = {attention_tiled::fwd<Avx2Ops>, attention_tiled::bwd<Avx2Ops>};
 
 }  // namespace nt::cpu

@@ -145,32 +145,8 @@ struct F32Ops : Avx512Passes<F32Ops> {
 
 }  // namespace
 
-void attention_fwd_bf16_avx512(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
-                               int64_t t, int64_t h, int64_t kvh, int64_t d) {
-  attention_tiled::fwd<Bf16Ops>(out, lse, q, k, v, b, t, h, kvh, d);
-}
-void attention_bwd_bf16_avx512(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
-                               const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
-                               int64_t kvh, int64_t d) {
-  attention_tiled::bwd<Bf16Ops>(dq, dk, dv, dout, q, k, v, out, lse, b, t, h, kvh, d);
-}
-void attention_fwd_bf16_amx(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
-                            int64_t t, int64_t h, int64_t kvh, int64_t d) {
-  attention_tiled::fwd<AmxBf16Ops>(out, lse, q, k, v, b, t, h, kvh, d);
-}
-void attention_bwd_bf16_amx(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
-                            const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
-                            int64_t kvh, int64_t d) {
-  attention_tiled::bwd<AmxBf16Ops>(dq, dk, dv, dout, q, k, v, out, lse, b, t, h, kvh, d);
-}
-void attention_fwd_avx512(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b, int64_t t,
-                          int64_t h, int64_t kvh, int64_t d) {
-  attention_tiled::fwd<F32Ops>(out, lse, q, k, v, b, t, h, kvh, d);
-}
-void attention_bwd_avx512(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
-                          const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
-                          int64_t kvh, int64_t d) {
-  attention_tiled::bwd<F32Ops>(dq, dk, dv, dout, q, k, v, out, lse, b, t, h, kvh, d);
-}
+const AttentionKernels attention_tiled_bf16_avx512 = {attention_tiled::fwd<Bf16Ops>, attention_tiled::bwd<Bf16Ops>};
+const AttentionKernels attention_tiled_bf16_amx = {attention_tiled::fwd<AmxBf16Ops>, attention_tiled::bwd<AmxBf16Ops>};
+const AttentionKernels attention_tiled_f32_avx512 = {attention_tiled::fwd<F32Ops>, attention_tiled::bwd<F32Ops>};
 
 }  // namespace nt::cpu

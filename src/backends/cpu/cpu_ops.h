@@ -60,13 +60,18 @@ void attention_fwd(float* out, float* lse, const float* q, const float* k, const
 void attention_bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
                    const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
                    int64_t kvh, int64_t d);
-// The same on AVX-512 (F, BW): the tiled algorithm of the bf16 attention with exact fp32 operands
-// and gemm_pairs_f32_avx512 for its products (the one above calls oneDNN's sgemm per block).
-void attention_fwd_avx512(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b, int64_t t,
-                          int64_t h, int64_t kvh, int64_t d);
-void attention_bwd_avx512(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
-                          const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
-                          int64_t kvh, int64_t d);
+// The tiled attention (attention_tiled.h), one pair of entry points per policy: fp32 operands on
+// AVX-512 (F, BW) with gemm_pairs_f32_avx512 for its products (the pair above calls oneDNN's
+// sgemm per block), and bf16 products (kernels.h attention_*_bf16) on the AVX-512-BF16 tile, on
+// AMX tiles, and on the AVX2 floor's portable tile.
+struct AttentionKernels {
+  void (*fwd)(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b, int64_t t, int64_t h,
+              int64_t kvh, int64_t d);
+  void (*bwd)(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k, const float* v,
+              const float* out, const float* lse, int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d);
+};
+extern const AttentionKernels attention_tiled_f32_avx512, attention_tiled_bf16_avx512, attention_tiled_bf16_amx,
+    attention_tiled_bf16_avx2;
 void relu2_fwd(float* out, const float* inp, int64_t n);
 void relu2_bwd(float* dinp, const float* dout, const float* inp, int64_t n);
 void softcap_xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t v, float cap,
@@ -120,21 +125,5 @@ void gemm_vnni_bf16_portable(float* c, int64_t ldc, const uint16_t* a, int64_t l
 // fp32 elements, B packed in the same pairs along k: bp[kk * ldb + 2 j + e] = B(2 kk + e, j).
 void gemm_pairs_f32_avx512(float* c, int64_t ldc, const float* a, int64_t lda, const float* bp, int64_t ldb,
                            int64_t m, int64_t n, int64_t k2, bool accumulate);
-// Attention with bf16 products (kernels.h attention_*_bf16), on either tile.
-void attention_fwd_bf16_avx512(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
-                               int64_t t, int64_t h, int64_t kvh, int64_t d);
-void attention_bwd_bf16_avx512(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
-                               const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
-                               int64_t kvh, int64_t d);
-void attention_fwd_bf16_amx(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
-                            int64_t t, int64_t h, int64_t kvh, int64_t d);
-void attention_bwd_bf16_amx(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
-                            const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
-                            int64_t kvh, int64_t d);
-void attention_fwd_bf16_avx2(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b,
-                             int64_t t, int64_t h, int64_t kvh, int64_t d);
-void attention_bwd_bf16_avx2(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
-                             const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
-                             int64_t kvh, int64_t d);
 
 }  // namespace nt::cpu

@@ -15,6 +15,9 @@ KernelTable make_cpu_table() {
   const CpuFeatures f = cpu_features();
   const bool avx512 = f.avx512f && f.avx512bw;
   const bool bf16 = avx512 && f.avx512bf16, amx = bf16 && f.amx_bf16;
+  const cpu::AttentionKernels& att_bf16 = amx    ? cpu::attention_tiled_bf16_amx
+                                          : bf16 ? cpu::attention_tiled_bf16_avx512
+                                                 : cpu::attention_tiled_bf16_avx2;
   KernelTable t = {
       amx ? "cpu-amx" : bf16 ? "cpu-avx512bf16" : avx512 ? "cpu-avx512" : "cpu-avx2",
       cpu::matmul,
@@ -24,8 +27,8 @@ KernelTable make_cpu_table() {
       cpu::rope_bwd,
       cpu::rope_norm_fwd,
       cpu::rope_norm_bwd,
-      avx512 ? cpu::attention_fwd_avx512 : cpu::attention_fwd,
-      avx512 ? cpu::attention_bwd_avx512 : cpu::attention_bwd,
+      avx512 ? cpu::attention_tiled_f32_avx512.fwd : cpu::attention_fwd,
+      avx512 ? cpu::attention_tiled_f32_avx512.bwd : cpu::attention_bwd,
       cpu::relu2_fwd,
       cpu::relu2_bwd,
       bf16 ? cpu::softcap_xent_avx512 : cpu::softcap_xent,
@@ -42,8 +45,8 @@ KernelTable make_cpu_table() {
       bf16 ? cpu::matmul_bf16_onednn : cpu::matmul_bf16_widen,
       bf16 ? cpu::matmul_bf16_out_onednn : cpu::matmul_bf16_out_widen,
       bf16 ? cpu::softcap_xent_bf16_avx512 : cpu::softcap_xent_bf16_avx2,
-      amx ? cpu::attention_fwd_bf16_amx : bf16 ? cpu::attention_fwd_bf16_avx512 : cpu::attention_fwd_bf16_avx2,
-      amx ? cpu::attention_bwd_bf16_amx : bf16 ? cpu::attention_bwd_bf16_avx512 : cpu::attention_bwd_bf16_avx2,
+      att_bf16.fwd,
+      att_bf16.bwd,
   };
   t.bf16_matrix_tiles = amx;
   return t;
