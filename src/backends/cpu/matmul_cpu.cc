@@ -9,8 +9,10 @@
 // 14-50 % (384 x 1536, 512 x 2048, 256 x 1024) with two threads; on one thread (Muon's matrices
 // side by side) the triangle was 16-28 % faster than either whole product. And the output head's
 // weight gradient, dW (V, C) += dlogits^T lnf (A transposed, far more rows than columns): the
-// primitive ran it 11-13 % faster than sgemm (8192 x 384 and 8192 x 512, k 512); on the other
-// transposed-A products (the blocks' weight gradients, m <= 4 n) neither won everywhere.
+// primitive ran it 11-13 % faster than sgemm (8192 x 384 and 8192 x 512, k 512). On the blocks'
+// weight gradients neither won everywhere on Zen 5, but on an Intel Xeon (AVX-512) sgemm fell to
+// 185-200 GFLOP/s where A has 3-4x B's columns (MLP up, qkv) and the primitive ran 240-265: so
+// the primitive from m >= 2 n (a whole depth-8 fp32 step 5 % faster there).
 #include <dnnl.h>
 
 #include "backends/cpu/cpu_ops.h"
@@ -41,7 +43,7 @@ void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int6
     return;
   }
   if (!ta && tb && k > n && matmul_f32_brgemm(c, n, a, b, m, n, k, ta, tb, beta)) return;
-  if (ta && !tb && m >= 8 * n && matmul_f32_brgemm(c, n, a, b, m, n, k, ta, tb, beta)) return;
+  if (ta && !tb && m >= 2 * n && matmul_f32_brgemm(c, n, a, b, m, n, k, ta, tb, beta)) return;
   const dnnl_dim_t lda = ta ? m : k, ldb = tb ? k : n;
   sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, a, lda, b, ldb, beta, c, n);
 }
