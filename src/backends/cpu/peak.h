@@ -17,6 +17,9 @@ double peak_fma_avx2_gflops(double seconds);
 double peak_bf16_avx512_gflops(double seconds);
 // AMX tdpbf16ps GFLOP/s (needs cpu_features().amx_bf16).
 double peak_bf16_amx_gflops(double seconds);
+// The same with every step's four operand tiles loaded from L1 (2 x 2 accumulator tiles): the
+// bound of any GEMM on tiles where loading a tile costs more than multiplying one.
+double peak_bf16_amx_loaded_gflops(double seconds);
 // a[i] = b[i] + s * c[i] over arrays far larger than the caches: GB/s (3 x 4 bytes per i).
 double triad_gbs(int64_t n, int reps);
 
