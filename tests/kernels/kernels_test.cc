@@ -13,6 +13,7 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/ref/ops_ref.h"
+#include "core/buffer.h"
 #include "core/check.h"
 #include "core/system.h"
 #include "kernels/kernels.h"
@@ -472,6 +473,75 @@ TEST(KernelParity, MatmulBf16OutAllTransposes) {
           EXPECT_EQ(bad, 0) << name << " " << s.m << "x" << s.n << "x" << s.k << " ta " << ta << " tb " << tb;
         }
     }
+}
+
+// The whole-GEMM AMX kernel (where this CPU has AMX) on each of its paths, against the double
+// product of the same bf16 operands: A read in place (64-byte aligned rows of whole 32-k steps)
+// or packed (a row tail, a k tail, misaligned operands), A^T B run as its transpose (m > n),
+// reductions past one chunk (k > 1024) added into C, beta 0, 1 and 0.5, bf16 C, a row stride
+// past n (whose columns must stay untouched), C's streaming stores (16 MiB and more), and one or
+// two threads.
+TEST(KernelParity, MatmulBf16AmxPaths) {
+  if (!cpu_features().amx_bf16) GTEST_SKIP() << "no AMX on this CPU (or NANOTRAIN_NO_AMX)";
+  struct Case { int64_t m, n, k, ldc; bool ta, tb, bf16_out, misaligned; float beta; };
+  const Case cases[] = {
+      {160, 96, 64, 96, false, true, false, false, 0.0f},      // A in place, B^T
+      {160, 96, 64, 96, false, false, false, false, 1.0f},     // A in place, B, C +=
+      {150, 70, 45, 80, false, false, false, false, 0.5f},     // tails, beta 0.5, ldc > n
+      {96, 64, 96, 64, false, true, false, true, 0.0f},        // misaligned operands: packed
+      {200, 48, 1100, 48, true, false, false, false, 1.0f},   // A^T B, m > n: P^T, two chunks
+      {40, 130, 1100, 130, true, false, false, false, 0.0f},  // A^T B, m <= n, two chunks
+      {96, 200, 96, 200, false, true, true, false, 0.0f},      // bf16 C
+      {70, 33, 2100, 33, false, false, true, false, 0.0f},     // bf16 C, one chunk of 2112
+      {2048, 2048, 32, 2048, false, true, false, false, 0.0f},  // fp32 C of 16 MiB: streamed
+      {4096, 2048, 32, 2048, false, false, true, false, 0.0f},  // bf16 C of 16 MiB: streamed
+  };
+  const int saved = omp_get_max_threads();
+  for (int threads : {2, 1})
+    for (const Case& cs : cases) {
+      if (threads == 1 && cs.m * cs.n > 1 << 20) continue;  // the big ones once
+      omp_set_num_threads(threads);
+      const std::string what = std::to_string(cs.m) + "x" + std::to_string(cs.n) + "x" + std::to_string(cs.k) +
+                               " ta " + std::to_string(cs.ta) + " tb " + std::to_string(cs.tb) + " bf16 C " +
+                               std::to_string(cs.bf16_out) + " beta " + std::to_string(cs.beta) + ", " +
+                               std::to_string(threads) + " threads";
+      const int64_t off = cs.misaligned ? 1 : 0;  // elements: one bf16 off the 64-byte line
+      Buffer<uint16_t> ah(size_t(cs.m * cs.k + off)), bh(size_t(cs.k * cs.n + off));
+      {
+        const auto af = to_f32(randn(cs.m * cs.k, 85)), bf = to_f32(randn(cs.k * cs.n, 86));
+        ref::to_bf16(ah.data() + off, af.data(), cs.m * cs.k);
+        ref::to_bf16(bh.data() + off, bf.data(), cs.k * cs.n);
+      }
+      const auto c0 = to_f32(randn(cs.m * cs.ldc, 87));
+      Vec want(size_t(cs.m * cs.n));
+      for (int64_t i = 0; i < cs.m; ++i)
+        for (int64_t j = 0; j < cs.n; ++j) want[size_t(i * cs.n + j)] = cs.beta * double(c0[size_t(i * cs.ldc + j)]);
+      ref::matmul_bf16<double>(want.data(), ah.data() + off, bh.data() + off, cs.m, cs.n, cs.k, cs.ta, cs.tb, 1.0);
+      Vec got(want.size());
+      if (cs.bf16_out) {
+        Buffer<uint16_t> c(size_t(cs.m * cs.ldc));
+        ASSERT_TRUE(cpu::matmul_bf16_amx(c.data(), cs.ldc, true, ah.data() + off, bh.data() + off, cs.m, cs.n, cs.k,
+                                         cs.ta, cs.tb, 0.0f));
+        for (int64_t i = 0; i < cs.m; ++i)
+          for (int64_t j = 0; j < cs.n; ++j) got[size_t(i * cs.n + j)] = ref::from_bf16_1(c[size_t(i * cs.ldc + j)]);
+        EXPECT_LT(rel_err(got, want), 4e-3) << what;  // one bf16 rounding
+      } else {
+        Buffer<float> c(size_t(cs.m * cs.ldc));
+        std::memcpy(c.data(), c0.data(), c0.size() * sizeof(float));
+        ASSERT_TRUE(cpu::matmul_bf16_amx(c.data(), cs.ldc, false, ah.data() + off, bh.data() + off, cs.m, cs.n, cs.k,
+                                         cs.ta, cs.tb, cs.beta));
+        for (int64_t i = 0; i < cs.m; ++i) {
+          for (int64_t j = 0; j < cs.n; ++j) got[size_t(i * cs.n + j)] = c[size_t(i * cs.ldc + j)];
+          for (int64_t j = cs.n; j < cs.ldc; ++j) ASSERT_EQ(c[size_t(i * cs.ldc + j)], c0[size_t(i * cs.ldc + j)]) << what;
+        }
+        EXPECT_LT(rel_err(got, want), 1e-5) << what;
+      }
+    }
+  omp_set_num_threads(saved);
+  // Both operands transposed is not taken: the caller goes to oneDNN.
+  Buffer<uint16_t> x(64 * 64);
+  Buffer<float> c(64 * 64);
+  EXPECT_FALSE(cpu::matmul_bf16_amx(c.data(), 64, false, x.data(), x.data(), 64, 64, 64, true, true, 0.0f));
 }
 
 // C (m, n) = A B (+ C0 when acc) in double, B packed in pairs along k as the attention tiles read

@@ -12,7 +12,8 @@ namespace nt::cpu {
 // allocates nor clears memory per call: the calling thread's buffer number `slot` (below
 // kScratchSlots), grown to at least `bytes` (thread_scratch.cc).
 constexpr int kScratchXent = 17;  // attention_tiled.h's slots come first
-constexpr int kScratchSlots = 18;
+constexpr int kScratchAmxX = 18, kScratchAmxY = 19;
+constexpr int kScratchSlots = 20;
 void* thread_scratch(int slot, size_t bytes);
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
@@ -99,6 +100,17 @@ void matmul_bf16_out_onednn(uint16_t* c, const uint16_t* a, const uint16_t* b, i
                             bool ta, bool tb);
 void matmul_bf16_out_widen(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                            bool ta, bool tb);
+// The bf16 GEMMs of CPUs with AMX (matmul_tiles.cc): matmul_bf16_amx where it gains, oneDNN
+// elsewhere.
+void matmul_bf16_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+                       bool tb, float beta);
+void matmul_bf16_out_tiles(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                           bool ta, bool tb);
+// C(m, n) = op(A) op(B) + beta C on AMX tiles, multithreaded (gemm_bf16_amx.cc): C fp32, or with
+// bf16_out bf16 (beta 0), ldc elements a row; m, n, k >= 1. Returns false, having done nothing,
+// for A and B both transposed. Needs cpu_features().amx_bf16.
+bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
+                     int64_t k, bool ta, bool tb, float beta);
 void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_rows_avx2(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols);

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+// Whole bf16 GEMMs on AMX tiles (contract in cpu_ops.h), for the model's linear layers on CPUs
+// with AMX: 10-30 % faster than oneDNN 2.x's AMX matmul on those shapes (matmul_tiles.cc says
+// where it is used).
+//
+// The product is P(M, N) = X(M, K) Y(K, N), written to C as P or, for A^T B with more rows than
+// columns, as P^T (then X = B^T and Y = A, so that the operand that must be transposed to give
+// AMX its k-contiguous rows is the smaller one). Per chunk of at most kChunk reductions:
+//   - Y is packed once, by all threads, into AMX's B layout: per 16 columns, the k pairs' rows
+//     of 16 x 2 bf16 (one tile = 16 pair rows, 1 KiB, contiguous);
+//   - each thread takes blocks of X rows (about 512 KiB, in L2): read in place where X's rows
+//     are aligned whole 32-k steps, else packed into AMX's A layout (per 16 rows and 32 k, one
+//     contiguous 1 KiB tile); then for each 32 columns it runs every 32 x 32 block of its rows
+//     with 2 x 2 accumulator tiles (the two B panels stay in cache across them).
+// Rows, columns and reductions past the ends are packed as zeros, so every tile product is
+// whole. C += P on whole fp32 blocks goes from C to the tiles and back; every other block goes
+// through a 32 x 32 fp32 block (edges, bf16 C, P^T, beta other than 1), and onto a large C with
+// streaming stores. Every tile operand is 64-byte aligned: a tile row across two cache lines
+// loaded 6.5x slower. Built with -mamx-tile -mamx-bf16 (and AVX-512 BW, VL, BF16); called only
+// when cpu_features().amx_bf16. Like the other vector units it instantiates no standard-library
+// code.
+#include <omp.h>
+
+#include "backends/cpu/amx_tiles.h"
+#include "backends/cpu/cpu_ops.h"
+
+namespace nt::cpu {
+
+namespace {
+
+constexpr int64_t kChunk = 1024;              // reductions per chunk (a multiple of 32)
+constexpr int64_t kXBlockBytes = 512 * 1024;  // packed X rows per block (L2-resident)
+constexpr int64_t kStreamBytes = 16 << 20;    // C from this size up is written past the caches
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+int64_t clamp_count(int64_t x, int64_t hi) { return x < 0 ? 0 : x > hi ? hi : x; }
+__mmask16 mask16(int64_t count) { return __mmask16(count >= 16 ? 0xffff : (1u << count) - 1u); }
+__mmask32 mask32(int64_t count) { return count >= 32 ? __mmask32(0xffffffffu) : __mmask32((1u << count) - 1u); }
+
+// r[i] = row i of a 16 x 16 matrix of 32-bit elements; afterwards r[i] = column i.
+void transpose16(__m512i r[16]) {
+  __m512i t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  // u[4 g + c], lane L = rows 4g..4g+3 at column 4L + c.
+  for (int g = 0; g < 16; g += 4) {
+    u[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+    u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+    u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+    u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+  }
+  for (int c = 0; c < 4; ++c) {
+    const __m512i lo01 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44), hi01 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xee);
+    const __m512i lo23 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44),
+                  hi23 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xee);
+    r[c] = _mm512_shuffle_i32x4(lo01, lo23, 0x88);
+    r[4 + c] = _mm512_shuffle_i32x4(lo01, lo23, 0xdd);
+    r[8 + c] = _mm512_shuffle_i32x4(hi01, hi23, 0x88);
+    r[12 + c] = _mm512_shuffle_i32x4(hi01, hi23, 0xdd);
+  }
+}
+
+// Half h of 32 bf16 of row a and of row b -> 16 pairs (a_r, b_r) with r = 16 h + 0..15: the
+// k-pair order of both tile kinds.
+__m512i interleave_pairs(__m512i a, __m512i b, int h) {
+  const __m512i idx = _mm512_add_epi16(_mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39,
+                                                        7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0),
+                                       _mm512_set1_epi16(short(16 * h)));
+  return _mm512_permutex2var_epi16(a, idx, b);
+}
+
+// One operand as the product reads it: element (i, kk) at p[i * row + kk * col] with exactly one
+// of row, col equal to 1 (k contiguous, or the other index contiguous).
+struct Operand {
+  const uint16_t* p;
+  int64_t row, col;
+};
+
+// X rows [i0, i0 + mr) and reductions [k0, k0 + kc) into tiles: groups of 16 rows, steps of 32 k.
+// groups is even: the groups go in pairs, so that every load is a whole 64-byte line.
+void pack_x(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_t groups, int64_t k0, int64_t kc) {
+  const int64_t steps = round_up(kc, 32) / 32;
+  for (int64_t g = 0; g < groups; g += 2)
+    for (int64_t s = 0; s < steps; ++s) {
+      const int64_t rows = clamp_count(mr - 16 * g, 32), ks = clamp_count(kc - 32 * s, 32);
+      const int64_t ib = i0 + 16 * g, kb = k0 + 32 * s;
+      if (x.col == 1) {  // k contiguous: copy 32 bf16 a row
+        for (int64_t r = 0; r < 32; ++r) {
+          const __m512i v = r < rows ? _mm512_maskz_loadu_epi16(mask32(ks), x.p + (ib + r) * x.row + kb)
+                                     : _mm512_setzero_si512();
+          _mm512_store_si512(dst + ((g + r / 16) * steps + s) * 512 + 32 * (r % 16), v);
+        }
+        continue;
+      }
+      // Rows contiguous: interleave k pairs along 32 rows (one line a k), then transpose the pairs
+      // of each 16 (the second half's lines are in L1 by then).
+      const __mmask32 rm = mask32(rows);
+      for (int h = 0; h < 2; ++h) {
+        __m512i v[16];
+        for (int64_t q = 0; q < 16; ++q) {
+          const int64_t ka = 2 * q, kb2 = 2 * q + 1;
+          const __m512i lo = ka < ks ? _mm512_maskz_loadu_epi16(rm, x.p + (kb + ka) * x.col + ib) : _mm512_setzero_si512();
+          const __m512i hi = kb2 < ks ? _mm512_maskz_loadu_epi16(rm, x.p + (kb + kb2) * x.col + ib) : _mm512_setzero_si512();
+          v[q] = interleave_pairs(lo, hi, h);
+        }
+        transpose16(v);
+        uint16_t* tile = dst + ((g + h) * steps + s) * 512;
+        for (int r = 0; r < 16; ++r) _mm512_store_si512(tile + 32 * r, v[r]);
+      }
+    }
+}
+
+// Y's 16-column panels 2 q and 2 q + 1 of reductions [k0, k0 + kc) into B tiles: per panel, pair
+// rows of 16 x 2 bf16, (kc rounded up to 32) / 2 of them.
+void pack_y(uint16_t* dst, const Operand& y, int64_t n, int64_t q, int64_t k0, int64_t kc) {
+  const int64_t pairs = round_up(kc, 32) / 2;
+  uint16_t* panel = dst + 2 * q * pairs * 32;
+  if (y.col == 1) {  // columns contiguous: interleave row pairs, a 64-byte line of each for both panels
+    const __mmask32 cm = mask32(clamp_count(n - 32 * q, 32));
+    for (int64_t kk = 0; kk < pairs; ++kk) {
+      const int64_t ka = 2 * kk, kb = 2 * kk + 1;
+      const __m512i lo = ka < kc ? _mm512_maskz_loadu_epi16(cm, y.p + (k0 + ka) * y.row + 32 * q) : _mm512_setzero_si512();
+      const __m512i hi = kb < kc ? _mm512_maskz_loadu_epi16(cm, y.p + (k0 + kb) * y.row + 32 * q) : _mm512_setzero_si512();
+      _mm512_store_si512(panel + 32 * kk, interleave_pairs(lo, hi, 0));
+      _mm512_store_si512(panel + pairs * 32 + 32 * kk, interleave_pairs(lo, hi, 1));
+    }
+    return;
+  }
+  // k contiguous: each column's 16 pairs of a 32-k step are 16 32-bit words; transpose them.
+  for (int64_t h = 0; h < 2; ++h, panel += pairs * 32) {
+    const int64_t cols = clamp_count(n - 32 * q - 16 * h, 16), jb = 32 * q + 16 * h;
+    for (int64_t s = 0; s < pairs / 16; ++s) {
+      __m512i v[16];
+      const int64_t ks = clamp_count(kc - 32 * s, 32);
+      for (int64_t j = 0; j < 16; ++j)
+        v[j] = j < cols ? _mm512_maskz_loadu_epi16(mask32(ks), y.p + (jb + j) * y.col + k0 + 32 * s)
+                        : _mm512_setzero_si512();
+      transpose16(v);
+      for (int r = 0; r < 16; ++r) _mm512_store_si512(panel + 32 * (16 * s + r), v[r]);
+    }
+  }
+}
+
+// Where the product goes: C (fp32 or bf16, row stride ldc), P itself or P^T; stream: C is too
+// large to stay in cache for its reader.
+struct Output {
+  void* c;
+  int64_t ldc;
+  bool bf16, transposed, stream;
+};
+
+// Block P[i0:i0+mr, j0:j0+nc] from the 32 x 32 fp32 block t into C = t + beta C. Whole rows
+// of a large aligned C that need no read (beta 0) are written with streaming stores: with
+// ordinary ones each line's read for ownership cost as much as the block's tile products (a
+// bf16 MLP-up product, 32 MiB of C, took 15.7 against 9.2 ms). On a C that fits in cache they
+// cost its reader more than they saved (the logits' cross-entropy, Newton-Schulz). The caller
+// fences before another thread reads C.
+void store_block(const Output& o, const float* t, int64_t i0, int64_t j0, int64_t mr, int64_t nc, float beta) {
+  const int64_t elem = o.bf16 ? 2 : 4;
+  char* row0 = static_cast<char*>(o.c) + (i0 * o.ldc + j0) * elem;
+  if (o.stream && !o.transposed && nc == 32 && (o.bf16 || beta == 0.0f) &&
+      (reinterpret_cast<uintptr_t>(row0) & 63) == 0 && (o.ldc * elem) % 64 == 0) {
+    for (int64_t r = 0; r < mr; ++r) {
+      char* dst = row0 + r * o.ldc * elem;
+      const __m512 lo = _mm512_load_ps(t + 32 * r), hi = _mm512_load_ps(t + 32 * r + 16);
+      if (o.bf16) {
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+      } else {
+        _mm512_stream_ps(reinterpret_cast<float*>(dst), lo);
+        _mm512_stream_ps(reinterpret_cast<float*>(dst) + 16, hi);
+      }
+    }
+    return;
+  }
+  auto put = [&](int64_t ci, int64_t cj, __m512 v, int64_t count) {  // 16 (or count) values of C's row ci
+    const __mmask16 m = mask16(count);
+    if (o.bf16) {
+      _mm256_mask_storeu_epi16(static_cast<uint16_t*>(o.c) + ci * o.ldc + cj, m, (__m256i)_mm512_cvtneps_pbh(v));
+      return;
+    }
+    float* dst = static_cast<float*>(o.c) + ci * o.ldc + cj;
+    if (beta != 0.0f) v = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m, dst), v);
+    _mm512_mask_storeu_ps(dst, m, v);
+  };
+  if (!o.transposed) {
+    for (int64_t r = 0; r < mr; ++r)
+      for (int64_t h = 0; h < nc; h += 16) put(i0 + r, j0 + h, _mm512_load_ps(t + 32 * r + h), nc - h);
+    return;
+  }
+  for (int64_t rh = 0; rh < mr; rh += 16)  // P^T: transpose 16 x 16 quarters
+    for (int64_t ch = 0; ch < nc; ch += 16) {
+      __m512i v[16];
+      for (int r = 0; r < 16; ++r) v[r] = _mm512_castps_si512(_mm512_load_ps(t + 32 * (rh + r) + ch));
+      transpose16(v);
+      for (int64_t cc = 0; cc < 16 && ch + cc < nc; ++cc)
+        put(j0 + ch + cc, i0 + rh, _mm512_castsi512_ps(v[cc]), mr - rh);
+    }
+}
+
+// Where a block's A tiles are: the packed X block, or X itself where its rows are whole k-steps
+// of aligned 64-byte lines. Group g's tile at k-step s: p + g * group + s * step, rows `stride`
+// bytes apart.
+struct ATiles {
+  const uint16_t* p;
+  int64_t group, step, stride;
+};
+
+// 2 x 2 accumulator tiles over `steps` k steps from groups g and g + 1 of A and the 32 columns
+// at b0: C tiles 0-3, A tiles 4-5, B tiles 6-7. `load`: start from the fp32 block at c (row
+// stride ldc floats), else from zero.
+void tile_block(const ATiles& a, int64_t g, const uint16_t* b0, int64_t steps, float* c, int64_t ldc, bool load) {
+  const uint16_t *a0 = a.p + g * a.group, *a1 = a0 + a.group, *b1 = b0 + steps * 512;
+  const int64_t sc = ldc * 4;
+  if (load) {
+    _tile_loadd(0, c, sc);
+    _tile_loadd(1, c + 16, sc);
+    _tile_loadd(2, c + 16 * ldc, sc);
+    _tile_loadd(3, c + 16 * ldc + 16, sc);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
+  for (int64_t s = 0; s < steps; ++s) {
+    _tile_loadd(4, a0 + a.step * s, a.stride);
+    _tile_loadd(6, b0 + 512 * s, 64);
+    _tile_loadd(7, b1 + 512 * s, 64);
+    _tile_loadd(5, a1 + a.step * s, a.stride);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, sc);
+  _tile_stored(1, c + 16, sc);
+  _tile_stored(2, c + 16 * ldc, sc);
+  _tile_stored(3, c + 16 * ldc + 16, sc);
+}
+
+}  // namespace
+
+bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
+                     int64_t k, bool ta, bool tb, float beta) {
+  if (ta && tb) return false;
+  // P = X Y with X(i, kk) and Y(kk, j) as Operands; A^T B with m > n runs as P^T = B^T A.
+  const bool transposed = ta && m > n;
+  const int64_t pm = transposed ? n : m, pn = transposed ? m : n;
+  Operand x, y;
+  if (transposed) x = {b, 1, n}, y = {a, m, 1};
+  else x = ta ? Operand{a, 1, m} : Operand{a, k, 1}, y = tb ? Operand{b, 1, k} : Operand{b, n, 1};
+  const Output out{c, ldc, bf16_out, transposed, m * n * (bf16_out ? 2 : 4) >= kStreamBytes};
+  // X's rows are read in place where they are whole aligned k-steps (no packing).
+  const bool x_in_place = x.col == 1 && k % 32 == 0 && (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
+
+  // bf16 C is written once, so its reduction is one chunk.
+  const int64_t chunk = bf16_out ? round_up(k, 32) : kChunk;
+  const int64_t kc_max = k < chunk ? round_up(k, 32) : chunk;
+  const int64_t panels = round_up(pn, 32) / 16;
+  // Row blocks of about kXBlockBytes, at least two a thread where there are rows enough, handed
+  // out in order (static): each thread then writes the rows that the next op's own static split
+  // gives it (the cross-entropy after the logits' product ran 2x slower when the threads had
+  // split the columns). Too few rows for the threads: the columns are split too.
+  const int64_t threads = omp_get_max_threads();
+  int64_t block_rows = kXBlockBytes / (2 * kc_max) / 32 * 32;
+  const int64_t rows_per_thread = round_up(pm, 32 * 2 * threads) / (2 * threads);
+  if (block_rows > rows_per_thread) block_rows = rows_per_thread;
+  if (block_rows < 32) block_rows = 32;
+  // A whole number of blocks a thread, as even as 32-row multiples allow.
+  const int64_t nblocks = round_up((pm + block_rows - 1) / block_rows, threads);
+  block_rows = round_up((pm + nblocks - 1) / nblocks, 32);
+  const int64_t xblocks = (pm + block_rows - 1) / block_rows;
+  int64_t col_parts = (2 * threads + xblocks - 1) / xblocks;
+  if (col_parts > panels / 2) col_parts = panels / 2;
+  if (col_parts < 1) col_parts = 1;
+  const int64_t units = xblocks * col_parts, col_pairs = panels / 2;
+
+  uint16_t* yp = static_cast<uint16_t*>(thread_scratch(kScratchAmxY, size_t(panels * 16 * kc_max) * 2));
+#pragma omp parallel
+  {
+    uint16_t* xp = static_cast<uint16_t*>(thread_scratch(kScratchAmxX, size_t(block_rows * kc_max) * 2));
+    alignas(64) float t[2][32 * 32];
+    load_full_tile_config();
+    for (int64_t k0 = 0; k0 < k; k0 += chunk) {
+      const int64_t kc = k - k0 < chunk ? k - k0 : chunk, steps = round_up(kc, 32) / 32;
+      const float bc = k0 == 0 ? beta : 1.0f;  // later chunks add to the first's
+#pragma omp for schedule(static)
+      for (int64_t q = 0; q < panels / 2; ++q) pack_y(yp, y, pn, q, k0, kc);
+#pragma omp for schedule(static)
+      for (int64_t u = 0; u < units; ++u) {
+        const int64_t i0 = (u / col_parts) * block_rows, part = u % col_parts;
+        const int64_t mr = pm - i0 < block_rows ? pm - i0 : block_rows, groups = round_up(mr, 32) / 16;
+        ATiles at{xp, steps * 512, 512, 64};
+        if (x_in_place && mr % 32 == 0) at = {x.p + i0 * x.row + k0, 16 * x.row, 32, 2 * x.row};
+        else pack_x(xp, x, i0, mr, groups, k0, kc);
+        // A staged block is written out after the next block's tile products: reading the
+        // staging lines straight after the tile stores wrote them stalled for hundreds of cycles.
+        int64_t staged_i = -1, staged_j = 0, staged_rows = 0, staged_cols = 0;
+        int cur = 0;
+        const int64_t q0 = col_pairs * part / col_parts, q1 = col_pairs * (part + 1) / col_parts;
+        for (int64_t q = q0; q < q1; ++q) {
+          const int64_t j0 = 32 * q, nc = clamp_count(pn - j0, 32);
+          const uint16_t* b0 = yp + (2 * q) * steps * 512;
+          for (int64_t g = 0; g < groups; g += 2) {
+            const int64_t bi = i0 + 16 * g, rows = clamp_count(mr - 16 * g, 32);
+            // C += the block straight from and to the tiles; everything else through t.
+            const bool direct = !out.bf16 && !out.transposed && rows == 32 && nc == 32 && bc == 1.0f;
+            if (direct) {
+              tile_block(at, g, b0, steps, static_cast<float*>(c) + bi * ldc + j0, ldc, true);
+              continue;
+            }
+            tile_block(at, g, b0, steps, t[cur], 32, false);
+            if (staged_i >= 0) store_block(out, t[cur ^ 1], staged_i, staged_j, staged_rows, staged_cols, bc);
+            staged_i = bi, staged_j = j0, staged_rows = rows, staged_cols = nc, cur ^= 1;
+          }
+        }
+        if (staged_i >= 0) store_block(out, t[cur ^ 1], staged_i, staged_j, staged_rows, staged_cols, bc);
+        _mm_sfence();  // the streaming stores are seen before the barrier's
+      }
+    }
+    _tile_release();
+  }
+  return true;
+}
+
+}  // namespace nt::cpu

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+// The bf16 GEMMs of the kernel table on CPUs with AMX: matmul_bf16_amx (gemm_bf16_amx.cc) where
+// it beat oneDNN 2.x's AMX matmul on this model's shapes (the linear layers' products over a
+// whole batch: 10-30 %, docs/PERFORMANCE.md), oneDNN for the rest (below; Newton-Schulz's
+// products among them) and for the transposes it does not take.
+#include "backends/cpu/cpu_ops.h"
+
+namespace nt::cpu {
+
+namespace {
+// matmul_bf16_amx packs all of op(B) (K x N) for every call, and the product reuses each packed
+// element once per row of A: with few rows (the output head's 256-row chunks, Newton-Schulz's
+// matrices) the packing cost more than oneDNN's kernels lose, measured on this model's shapes.
+// (A^T B with m > n runs as its transpose: then the rows are B's columns.)
+bool tiles_gain(int64_t m, int64_t n, bool ta) { return (ta && m > n ? n : m) >= 1024; }
+}  // namespace
+
+void matmul_bf16_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+                       bool tb, float beta) {
+  if (m == 0 || n == 0 || k == 0) return matmul_bf16_onednn(c, a, b, m, n, k, ta, tb, beta);
+  if (!tiles_gain(m, n, ta) || is_gram(a, b, ta, tb, m, n, k, beta) ||
+      !matmul_bf16_amx(c, n, false, a, b, m, n, k, ta, tb, beta))
+    matmul_bf16_onednn(c, a, b, m, n, k, ta, tb, beta);
+}
+
+void matmul_bf16_out_tiles(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                           bool ta, bool tb) {
+  if (m == 0 || n == 0 || k == 0) return matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
+  if (!tiles_gain(m, n, ta) || !matmul_bf16_amx(c, n, true, a, b, m, n, k, ta, tb, 0.0f))
+    matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
+}
+
+}  // namespace nt::cpu
