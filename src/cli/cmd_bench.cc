@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/peak.h"
 #include "cli/commands.h"
 #include "core/buffer.h"
@@ -178,6 +179,13 @@ void run_bench(const BenchFlags& f) {
       report(name,
              time_median([&] { k.matmul_bf16(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f); }),
              fl, true, pbf16);
+      if (amx) {  // our AMX GEMM takes some of these products (matmul_tiles.cc): oneDNN's beside it
+        std::snprintf(name, sizeof name, "  oneDNN bf16 %s", s.what);
+        report(name, time_median([&] {
+                 cpu::matmul_bf16_onednn(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f);
+               }),
+               fl, true, pbf16);
+      }
     }
     // Attention: causal QK^T and PV (2 GEMMs of T*T/2*D per head); backward recomputes S and
     // does 4 more: 5 GEMMs.
