@@ -28,7 +28,7 @@ namespace nt::cpu {
 
 namespace {
 
-constexpr int64_t kChunk = 1024;              // reductions per chunk (a multiple of 32)
+constexpr int64_t kChunk = 4096;              // reductions per chunk (a multiple of 32)
 constexpr int64_t kXBlockBytes = 512 * 1024;  // packed X rows per block (L2-resident)
 constexpr int64_t kStreamBytes = 16 << 20;    // C from this size up is written past the caches
 
