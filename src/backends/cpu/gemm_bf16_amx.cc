@@ -260,9 +260,8 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
   const int64_t kc_max = k < chunk ? round_up(k, 32) : chunk;
   const int64_t panels = round_up(pn, 32) / 16;
   // Row blocks of about kXBlockBytes, at least two a thread where there are rows enough, handed
-  // out in order (static): each thread then writes the rows that the next op's own static split
-  // gives it (the cross-entropy after the logits' product ran 2x slower when the threads had
-  // split the columns). Too few rows for the threads: the columns are split too.
+  // out in order (static), so that each thread writes about the rows that the next op's own
+  // static split gives it. Too few rows for the threads: the columns are split too.
   const int64_t threads = omp_get_max_threads();
   int64_t block_rows = kXBlockBytes / (2 * kc_max) / 32 * 32;
   const int64_t rows_per_thread = round_up(pm, 32 * 2 * threads) / (2 * threads);
@@ -295,8 +294,8 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
         ATiles at{xp, steps * 512, 512, 64};
         if (x_in_place && mr % 32 == 0) at = {x.p + i0 * x.row + k0, 16 * x.row, 32, 2 * x.row};
         else pack_x(xp, x, i0, mr, groups, k0, kc);
-        // A staged block is written out after the next block's tile products: reading the
-        // staging lines straight after the tile stores wrote them stalled for hundreds of cycles.
+        // A staged block is written out after the next block's tile products, so that its tile
+        // stores have completed by the time its lines are read.
         int64_t staged_i = -1, staged_j = 0, staged_rows = 0, staged_cols = 0;
         int cur = 0;
         const int64_t q0 = col_pairs * part / col_parts, q1 = col_pairs * (part + 1) / col_parts;
