@@ -40,12 +40,14 @@ constexpr int64_t kQBlock = 64;  // even: pairs of query rows never straddle two
 inline int64_t even(int64_t n) { return n + (n & 1); }
 
 // dst (cols x rows) = src (rows x cols) transposed, 32-bit elements (bf16 pairs or floats);
-// 8 x 8 blocks through registers, scalar edges.
+// 8 x 8 blocks through registers, scalar edges. The blocks go along dst's rows, so that each of
+// its lines is written whole before the next (dK and dV are transposed straight into the
+// gradient tensors, whose rows are far apart: written a half line at a time, column block by
+// column block, those transposes took a quarter of the attention's backward).
 inline void transpose(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t lds, int64_t rows, int64_t cols) {
-  int64_t i = 0;
-  for (; i + 8 <= rows; i += 8) {
-    int64_t j = 0;
-    for (; j + 8 <= cols; j += 8) {
+  const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
+  for (int64_t j = 0; j < cols8; j += 8) {
+    for (int64_t i = 0; i < rows8; i += 8) {
       __m256 r[8], t[8];
       for (int e = 0; e < 8; ++e) r[e] = _mm256_loadu_ps(reinterpret_cast<const float*>(src + (i + e) * lds + j));
       for (int e = 0; e < 8; e += 2) {
@@ -64,11 +66,11 @@ inline void transpose(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t l
       }
       for (int e = 0; e < 8; ++e) _mm256_storeu_ps(reinterpret_cast<float*>(dst + (j + e) * ldd + i), t[e]);
     }
-    for (; j < cols; ++j)
-      for (int64_t e = 0; e < 8; ++e) dst[j * ldd + i + e] = src[(i + e) * lds + j];
+    for (int64_t e = 0; e < 8; ++e)
+      for (int64_t i = rows8; i < rows; ++i) dst[(j + e) * ldd + i] = src[i * lds + j + e];
   }
-  for (; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
+  for (int64_t j = cols8; j < cols; ++j)
+    for (int64_t i = 0; i < rows; ++i) dst[j * ldd + i] = src[i * lds + j];
 }
 
 // The same for 64-bit elements (fp32 pairs): 4 x 4 blocks through registers, scalar edges.
