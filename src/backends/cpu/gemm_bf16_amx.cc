@@ -36,6 +36,11 @@ int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 int64_t clamp_count(int64_t x, int64_t hi) { return x < 0 ? 0 : x > hi ? hi : x; }
 __mmask16 mask16(int64_t count) { return __mmask16(count >= 16 ? 0xffff : (1u << count) - 1u); }
 __mmask32 mask32(int64_t count) { return count >= 32 ? __mmask32(0xffffffffu) : __mmask32((1u << count) - 1u); }
+// The bf16 at p under mask m, or zeros where the whole line is past the operand's end (p is
+// then not read).
+__m512i line_or_zero(bool inside, const uint16_t* p, __mmask32 m) {
+  return inside ? _mm512_maskz_loadu_epi16(m, p) : _mm512_setzero_si512();
+}
 
 // r[i] = row i of a 16 x 16 matrix of 32-bit elements; afterwards r[i] = column i.
 void transpose16(__m512i r[16]) {
@@ -65,9 +70,9 @@ void transpose16(__m512i r[16]) {
 // Half h of 32 bf16 of row a and of row b -> 16 pairs (a_r, b_r) with r = 16 h + 0..15: the
 // k-pair order of both tile kinds.
 __m512i interleave_pairs(__m512i a, __m512i b, int h) {
-  const __m512i idx = _mm512_add_epi16(_mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39,
-                                                        7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0),
-                                       _mm512_set1_epi16(short(16 * h)));
+  const __m512i first = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6,
+                                         37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+  const __m512i idx = _mm512_add_epi16(first, _mm512_set1_epi16(short(16 * h)));
   return _mm512_permutex2var_epi16(a, idx, b);
 }
 
@@ -88,8 +93,7 @@ void pack_x(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_t gro
       const int64_t ib = i0 + 16 * g, kb = k0 + 32 * s;
       if (x.col == 1) {  // k contiguous: copy 32 bf16 a row
         for (int64_t r = 0; r < 32; ++r) {
-          const __m512i v = r < rows ? _mm512_maskz_loadu_epi16(mask32(ks), x.p + (ib + r) * x.row + kb)
-                                     : _mm512_setzero_si512();
+          const __m512i v = line_or_zero(r < rows, x.p + (ib + r) * x.row + kb, mask32(ks));
           _mm512_store_si512(dst + ((g + r / 16) * steps + s) * 512 + 32 * (r % 16), v);
         }
         continue;
@@ -100,9 +104,8 @@ void pack_x(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_t gro
       for (int h = 0; h < 2; ++h) {
         __m512i v[16];
         for (int64_t q = 0; q < 16; ++q) {
-          const int64_t ka = 2 * q, kb2 = 2 * q + 1;
-          const __m512i lo = ka < ks ? _mm512_maskz_loadu_epi16(rm, x.p + (kb + ka) * x.col + ib) : _mm512_setzero_si512();
-          const __m512i hi = kb2 < ks ? _mm512_maskz_loadu_epi16(rm, x.p + (kb + kb2) * x.col + ib) : _mm512_setzero_si512();
+          const __m512i lo = line_or_zero(2 * q < ks, x.p + (kb + 2 * q) * x.col + ib, rm);
+          const __m512i hi = line_or_zero(2 * q + 1 < ks, x.p + (kb + 2 * q + 1) * x.col + ib, rm);
           v[q] = interleave_pairs(lo, hi, h);
         }
         transpose16(v);
@@ -120,9 +123,8 @@ void pack_y(uint16_t* dst, const Operand& y, int64_t n, int64_t q, int64_t k0, i
   if (y.col == 1) {  // columns contiguous: interleave row pairs, a 64-byte line of each for both panels
     const __mmask32 cm = mask32(clamp_count(n - 32 * q, 32));
     for (int64_t kk = 0; kk < pairs; ++kk) {
-      const int64_t ka = 2 * kk, kb = 2 * kk + 1;
-      const __m512i lo = ka < kc ? _mm512_maskz_loadu_epi16(cm, y.p + (k0 + ka) * y.row + 32 * q) : _mm512_setzero_si512();
-      const __m512i hi = kb < kc ? _mm512_maskz_loadu_epi16(cm, y.p + (k0 + kb) * y.row + 32 * q) : _mm512_setzero_si512();
+      const __m512i lo = line_or_zero(2 * kk < kc, y.p + (k0 + 2 * kk) * y.row + 32 * q, cm);
+      const __m512i hi = line_or_zero(2 * kk + 1 < kc, y.p + (k0 + 2 * kk + 1) * y.row + 32 * q, cm);
       _mm512_store_si512(panel + 32 * kk, interleave_pairs(lo, hi, 0));
       _mm512_store_si512(panel + pairs * 32 + 32 * kk, interleave_pairs(lo, hi, 1));
     }
@@ -135,8 +137,7 @@ void pack_y(uint16_t* dst, const Operand& y, int64_t n, int64_t q, int64_t k0, i
       __m512i v[16];
       const int64_t ks = clamp_count(kc - 32 * s, 32);
       for (int64_t j = 0; j < 16; ++j)
-        v[j] = j < cols ? _mm512_maskz_loadu_epi16(mask32(ks), y.p + (jb + j) * y.col + k0 + 32 * s)
-                        : _mm512_setzero_si512();
+        v[j] = line_or_zero(j < cols, y.p + (jb + j) * y.col + k0 + 32 * s, mask32(ks));
       transpose16(v);
       for (int r = 0; r < 16; ++r) _mm512_store_si512(panel + 32 * (16 * s + r), v[r]);
     }
@@ -254,6 +255,8 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
   const Output out{c, ldc, bf16_out, transposed, m * n * (bf16_out ? 2 : 4) >= kStreamBytes};
   // X's rows are read in place where they are whole aligned k-steps (no packing).
   const bool x_in_place = x.col == 1 && k % 32 == 0 && (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
+  // C's whole blocks go to and from the tiles directly where its rows are aligned lines.
+  const bool c_lines = !bf16_out && !transposed && (reinterpret_cast<uintptr_t>(c) & 63) == 0 && ldc % 16 == 0;
 
   // bf16 C is written once, so its reduction is one chunk.
   const int64_t chunk = bf16_out ? round_up(k, 32) : kChunk;
@@ -305,7 +308,7 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
           for (int64_t g = 0; g < groups; g += 2) {
             const int64_t bi = i0 + 16 * g, rows = clamp_count(mr - 16 * g, 32);
             // C += the block straight from and to the tiles; everything else through t.
-            const bool direct = !out.bf16 && !out.transposed && rows == 32 && nc == 32 && bc == 1.0f;
+            const bool direct = c_lines && rows == 32 && nc == 32 && bc == 1.0f;
             if (direct) {
               tile_block(at, g, b0, steps, static_cast<float*>(c) + bi * ldc + j0, ldc, true);
               continue;
