@@ -770,6 +770,23 @@ TEST(KernelParity, RowKernelsOnShapes) {
 
 // ---------------------------------------------------------------- conventions
 
+// The kernels' fast paths assume Buffer's alignment (AMX tile rows, streaming stores): 64 bytes,
+// and 2 MiB (a huge page) from 4 MiB up; every buffer starts zeroed, after a resize too.
+TEST(KernelConvention, BuffersAreAlignedAndZeroed) {
+  for (size_t n : {size_t(1), size_t(1000), Buffer<float>::kHugeFrom / 4 - 1, Buffer<float>::kHugeFrom / 4 + 5}) {
+    Buffer<float> b(n);
+    const auto at = reinterpret_cast<uintptr_t>(b.data());
+    EXPECT_EQ(at % 64, 0u) << n;
+    if (n * sizeof(float) >= Buffer<float>::kHugeFrom) {
+      EXPECT_EQ(at % Buffer<float>::kHugePage, 0u) << n;
+    }
+    for (size_t i = 0; i < n; i += 997) ASSERT_EQ(b[i], 0.0f) << n;
+    b[n - 1] = 3.0f;
+    b.resize(n);
+    EXPECT_EQ(b[n - 1], 0.0f) << n;
+  }
+}
+
 TEST(KernelConvention, ParamGradsAccumulateActivationGradsOverwrite) {
   for (const KernelTable* kt : {&cpu_kernels(), &ref_kernels()}) {
     const int64_t n = 6, c = 5;
