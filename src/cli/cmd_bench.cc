@@ -111,7 +111,7 @@ void run_bench(const BenchFlags& f) {
   for (int i = 0; i < 3; ++i) {
     if (amx) amx_loaded = std::max(amx_loaded, cpu::peak_bf16_amx_loaded_gflops(0.15));
     fma = std::max(fma, avx512 ? cpu::peak_fma_avx512_gflops(0.15) : cpu::peak_fma_avx2_gflops(0.15));
-    // With AMX the tiles are the bf16 peak (oneDNN's bf16 GEMMs and the attention run on them).
+    // With AMX the tiles are the bf16 peak (the bf16 GEMMs and the attention run on them).
     pbf16 = std::max(pbf16, amx ? cpu::peak_bf16_amx_gflops(0.15) : bf16 ? cpu::peak_bf16_avx512_gflops(0.15) : 0.0);
     triad = std::max(triad, cpu::triad_gbs(int64_t(1) << 25, 3));
   }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// A 64-byte-aligned, zero-initialised float buffer; the unit of every arena in the engine.
+// A 64-byte-aligned, zero-initialised buffer (2 MiB-aligned, on transparent huge pages where the
+// kernel grants them, from 4 MiB up); the unit of every arena in the engine.
 #pragma once
 #include <cstddef>
 #include <cstdlib>
