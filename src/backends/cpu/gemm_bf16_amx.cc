@@ -23,6 +23,7 @@
 
 #include "backends/cpu/amx_tiles.h"
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/simd_avx512.h"
 
 namespace nt::cpu {
 
@@ -34,8 +35,6 @@ constexpr int64_t kStreamBytes = 16 << 20;    // C from this size up is written 
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 int64_t clamp_count(int64_t x, int64_t hi) { return x < 0 ? 0 : x > hi ? hi : x; }
-__mmask16 mask16(int64_t count) { return __mmask16(count >= 16 ? 0xffff : (1u << count) - 1u); }
-__mmask32 mask32(int64_t count) { return count >= 32 ? __mmask32(0xffffffffu) : __mmask32((1u << count) - 1u); }
 // The bf16 at p under mask m, or zeros where the whole line is past the operand's end (p is
 // then not read).
 __m512i line_or_zero(bool inside, const uint16_t* p, __mmask32 m) {
@@ -93,14 +92,14 @@ void pack_x(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_t gro
       const int64_t ib = i0 + 16 * g, kb = k0 + 32 * s;
       if (x.col == 1) {  // k contiguous: copy 32 bf16 a row
         for (int64_t r = 0; r < 32; ++r) {
-          const __m512i v = line_or_zero(r < rows, x.p + (ib + r) * x.row + kb, mask32(ks));
+          const __m512i v = line_or_zero(r < rows, x.p + (ib + r) * x.row + kb, lanes32(ks));
           _mm512_store_si512(dst + ((g + r / 16) * steps + s) * 512 + 32 * (r % 16), v);
         }
         continue;
       }
       // Rows contiguous: interleave k pairs along 32 rows (one line a k), then transpose the pairs
       // of each 16 (the second half's lines are in L1 by then).
-      const __mmask32 rm = mask32(rows);
+      const __mmask32 rm = lanes32(rows);
       for (int h = 0; h < 2; ++h) {
         __m512i v[16];
         for (int64_t q = 0; q < 16; ++q) {
@@ -121,7 +120,7 @@ void pack_y(uint16_t* dst, const Operand& y, int64_t n, int64_t q, int64_t k0, i
   const int64_t pairs = round_up(kc, 32) / 2;
   uint16_t* panel = dst + 2 * q * pairs * 32;
   if (y.col == 1) {  // columns contiguous: interleave row pairs, a 64-byte line of each for both panels
-    const __mmask32 cm = mask32(clamp_count(n - 32 * q, 32));
+    const __mmask32 cm = lanes32(n - 32 * q);
     for (int64_t kk = 0; kk < pairs; ++kk) {
       const __m512i lo = line_or_zero(2 * kk < kc, y.p + (k0 + 2 * kk) * y.row + 32 * q, cm);
       const __m512i hi = line_or_zero(2 * kk + 1 < kc, y.p + (k0 + 2 * kk + 1) * y.row + 32 * q, cm);
@@ -137,7 +136,7 @@ void pack_y(uint16_t* dst, const Operand& y, int64_t n, int64_t q, int64_t k0, i
       __m512i v[16];
       const int64_t ks = clamp_count(kc - 32 * s, 32);
       for (int64_t j = 0; j < 16; ++j)
-        v[j] = line_or_zero(j < cols, y.p + (jb + j) * y.col + k0 + 32 * s, mask32(ks));
+        v[j] = line_or_zero(j < cols, y.p + (jb + j) * y.col + k0 + 32 * s, lanes32(ks));
       transpose16(v);
       for (int r = 0; r < 16; ++r) _mm512_store_si512(panel + 32 * (16 * s + r), v[r]);
     }
@@ -176,9 +175,9 @@ void store_block(const Output& o, const float* t, int64_t i0, int64_t j0, int64_
     return;
   }
   auto put = [&](int64_t ci, int64_t cj, __m512 v, int64_t count) {  // 16 (or count) values of C's row ci
-    const __mmask16 m = mask16(count);
+    const __mmask16 m = lanes16(count);
     if (o.bf16) {
-      _mm256_mask_storeu_epi16(static_cast<uint16_t*>(o.c) + ci * o.ldc + cj, m, (__m256i)_mm512_cvtneps_pbh(v));
+      _mm256_mask_storeu_epi16(static_cast<uint16_t*>(o.c) + ci * o.ldc + cj, m, bf16x16(v));
       return;
     }
     float* dst = static_cast<float*>(o.c) + ci * o.ldc + cj;
@@ -198,47 +197,6 @@ void store_block(const Output& o, const float* t, int64_t i0, int64_t j0, int64_
       for (int64_t cc = 0; cc < 16 && ch + cc < nc; ++cc)
         put(j0 + ch + cc, i0 + rh, _mm512_castsi512_ps(v[cc]), mr - rh);
     }
-}
-
-// Where a block's A tiles are: the packed X block, or X itself where its rows are whole k-steps
-// of aligned 64-byte lines. Group g's tile at k-step s: p + g * group + s * step, rows `stride`
-// bytes apart.
-struct ATiles {
-  const uint16_t* p;
-  int64_t group, step, stride;
-};
-
-// 2 x 2 accumulator tiles over `steps` k steps from groups g and g + 1 of A and the 32 columns
-// at b0: C tiles 0-3, A tiles 4-5, B tiles 6-7. `load`: start from the fp32 block at c (row
-// stride ldc floats), else from zero.
-void tile_block(const ATiles& a, int64_t g, const uint16_t* b0, int64_t steps, float* c, int64_t ldc, bool load) {
-  const uint16_t *a0 = a.p + g * a.group, *a1 = a0 + a.group, *b1 = b0 + steps * 512;
-  const int64_t sc = ldc * 4;
-  if (load) {
-    _tile_loadd(0, c, sc);
-    _tile_loadd(1, c + 16, sc);
-    _tile_loadd(2, c + 16 * ldc, sc);
-    _tile_loadd(3, c + 16 * ldc + 16, sc);
-  } else {
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-  }
-  for (int64_t s = 0; s < steps; ++s) {
-    _tile_loadd(4, a0 + a.step * s, a.stride);
-    _tile_loadd(6, b0 + 512 * s, 64);
-    _tile_loadd(7, b1 + 512 * s, 64);
-    _tile_loadd(5, a1 + a.step * s, a.stride);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-  }
-  _tile_stored(0, c, sc);
-  _tile_stored(1, c + 16, sc);
-  _tile_stored(2, c + 16 * ldc, sc);
-  _tile_stored(3, c + 16 * ldc + 16, sc);
 }
 
 }  // namespace
@@ -294,7 +252,8 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
       for (int64_t u = 0; u < units; ++u) {
         const int64_t i0 = (u / col_parts) * block_rows, part = u % col_parts;
         const int64_t mr = pm - i0 < block_rows ? pm - i0 : block_rows, groups = round_up(mr, 32) / 16;
-        ATiles at{xp, steps * 512, 512, 64};
+        // A's tiles: X's own rows where they are whole aligned k-steps, else the packed block.
+        TileOperand at{xp, steps * 512, 512, 64};
         if (x_in_place && mr % 32 == 0) at = {x.p + i0 * x.row + k0, 16 * x.row, 32, 2 * x.row};
         else pack_x(xp, x, i0, mr, groups, k0, kc);
         // A staged block is written out after the next block's tile products, so that its tile
@@ -304,16 +263,17 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
         const int64_t q0 = col_pairs * part / col_parts, q1 = col_pairs * (part + 1) / col_parts;
         for (int64_t q = q0; q < q1; ++q) {
           const int64_t j0 = 32 * q, nc = clamp_count(pn - j0, 32);
-          const uint16_t* b0 = yp + (2 * q) * steps * 512;
+          const TileOperand bt{yp + (2 * q) * steps * 512, steps * 512, 512, 64};  // panels 2q, 2q + 1
           for (int64_t g = 0; g < groups; g += 2) {
             const int64_t bi = i0 + 16 * g, rows = clamp_count(mr - 16 * g, 32);
+            const TileOperand ag{at.p + g * at.next, at.next, at.step, at.stride};
             // C += the block straight from and to the tiles; everything else through t.
             const bool direct = c_lines && rows == 32 && nc == 32 && bc == 1.0f;
             if (direct) {
-              tile_block(at, g, b0, steps, static_cast<float*>(c) + bi * ldc + j0, ldc, true);
+              tile_block<2, 2>(ag, bt, steps, static_cast<float*>(c) + bi * ldc + j0, ldc, true);
               continue;
             }
-            tile_block(at, g, b0, steps, t[cur], 32, false);
+            tile_block<2, 2>(ag, bt, steps, t[cur], 32, false);
             if (staged_i >= 0) store_block(out, t[cur ^ 1], staged_i, staged_j, staged_rows, staged_cols, bc);
             staged_i = bi, staged_j = j0, staged_rows = rows, staged_cols = nc, cur ^= 1;
           }

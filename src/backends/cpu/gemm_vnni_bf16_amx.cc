@@ -12,60 +12,25 @@
 
 namespace nt::cpu {
 
-namespace {
-
-// C tiles 0 (rows 0-15, cols 0-15), 1 (cols 16-31), 2 (rows 16-31), 3; A tiles 4, 5; B tiles 6, 7.
-template <int MI, int NJ>
-void block(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t ldb, int64_t k16,
-           bool accumulate) {
-  const int64_t sc = ldc * 4, sa = lda * 2, sb = ldb * 2;
-  float* c2 = c + 16 * ldc;
-  if (accumulate) {
-    _tile_loadd(0, c, sc);
-    if constexpr (NJ > 1) _tile_loadd(1, c + 16, sc);
-    if constexpr (MI > 1) _tile_loadd(2, c2, sc);
-    if constexpr (MI > 1 && NJ > 1) _tile_loadd(3, c2 + 16, sc);
-  } else {
-    _tile_zero(0);
-    if constexpr (NJ > 1) _tile_zero(1);
-    if constexpr (MI > 1) _tile_zero(2);
-    if constexpr (MI > 1 && NJ > 1) _tile_zero(3);
-  }
-  for (int64_t kk = 0; kk < k16; kk += 16) {
-    const uint16_t* b = bp + kk * ldb;
-    _tile_loadd(4, a + 2 * kk, sa);
-    _tile_loadd(6, b, sb);
-    if constexpr (NJ > 1) _tile_loadd(7, b + 32, sb);
-    if constexpr (MI > 1) _tile_loadd(5, a + 16 * lda + 2 * kk, sa);
-    _tile_dpbf16ps(0, 4, 6);
-    if constexpr (NJ > 1) _tile_dpbf16ps(1, 4, 7);
-    if constexpr (MI > 1) _tile_dpbf16ps(2, 5, 6);
-    if constexpr (MI > 1 && NJ > 1) _tile_dpbf16ps(3, 5, 7);
-  }
-  _tile_stored(0, c, sc);
-  if constexpr (NJ > 1) _tile_stored(1, c + 16, sc);
-  if constexpr (MI > 1) _tile_stored(2, c2, sc);
-  if constexpr (MI > 1 && NJ > 1) _tile_stored(3, c2 + 16, sc);
-}
-
-}  // namespace
-
 void gemm_vnni_bf16_amx(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t ldb,
                         int64_t m, int64_t n, int64_t k2, bool accumulate) {
   const int64_t m16 = m / 16 * 16, n16 = n / 16 * 16, k16 = k2 / 16 * 16;
   if (m16 == 0 || n16 == 0 || k16 == 0) return gemm_vnni_bf16_avx512(c, ldc, a, lda, bp, ldb, m, n, k2, accumulate);
   load_full_tile_config();
+  const int64_t steps = k16 / 16;
   for (int64_t i = 0; i < m16; i += 32) {
     const bool two_rows = i + 32 <= m16;
     for (int64_t j = 0; j < n16; j += 32) {
+      // A: 16 rows of 32 bf16 a tile, the next 16 rows below; B: 16 pair rows a tile, the next
+      // 16 columns to the right.
+      const TileOperand at{a + i * lda, 16 * lda, 32, 2 * lda}, bt{bp + 2 * j, 32, 16 * ldb, 2 * ldb};
       float* cb = c + i * ldc + j;
-      const uint16_t *ab = a + i * lda, *bb = bp + 2 * j;
       if (j + 32 <= n16) {
-        if (two_rows) block<2, 2>(cb, ldc, ab, lda, bb, ldb, k16, accumulate);
-        else block<1, 2>(cb, ldc, ab, lda, bb, ldb, k16, accumulate);
+        if (two_rows) tile_block<2, 2>(at, bt, steps, cb, ldc, accumulate);
+        else tile_block<1, 2>(at, bt, steps, cb, ldc, accumulate);
       } else {
-        if (two_rows) block<2, 1>(cb, ldc, ab, lda, bb, ldb, k16, accumulate);
-        else block<1, 1>(cb, ldc, ab, lda, bb, ldb, k16, accumulate);
+        if (two_rows) tile_block<2, 1>(at, bt, steps, cb, ldc, accumulate);
+        else tile_block<1, 1>(at, bt, steps, cb, ldc, accumulate);
       }
     }
   }

@@ -41,6 +41,9 @@ inline __m256i bf16x16(__m512 x) { return reinterpret_cast<__m256i>(_mm512_cvtne
 inline __mmask16 lanes16(int64_t n) {
   return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
 }
+inline __mmask32 lanes32(int64_t n) {
+  return n >= 32 ? __mmask32(0xffffffffu) : n <= 0 ? __mmask32(0) : __mmask32((1u << n) - 1);
+}
 
 }  // namespace
 }  // namespace nt::cpu
