@@ -141,7 +141,7 @@ void run_bench(const BenchFlags& f) {
   if (!f.no_kernels) {
     const ModelConfig c = named_config(cfg_names.empty() ? "cpu" : cfg_names[0]);
     const int64_t N = int64_t(f.batch) * c.seq_len, C = c.d_model, F = c.mlp_dim(), V = c.vocab_size,
-                  H = c.n_head, D = c.head_dim, T = c.seq_len, B = f.batch, R = kHeadChunkRows;
+                  H = c.n_head, D = c.head_dim, T = c.seq_len, B = f.batch, R = head_chunk_rows(V);
     std::printf("kernels on %s shapes (N=%ld, C=%ld, F=%ld, V=%ld, T=%ld, H=%ld, D=%ld):\n",
                 cfg_names.empty() ? "cpu" : cfg_names[0].c_str(), long(N), long(C), long(F), long(V), long(T),
                 long(H), long(D));
@@ -168,7 +168,8 @@ void run_bench(const BenchFlags& f) {
     };
     const Mm mms[] = {{"fc fwd", N, F, C, false, true},       {"proj fwd", N, C, F, false, true},
                       {"fc dgrad", N, C, F, false, false},   {"fc wgrad", F, C, N, true, false},
-                      {"head fwd (chunk)", R, V, C, false, true}, {"head wgrad (chunk)", V, C, R, true, false}};
+                      {"proj wgrad", C, F, N, true, false},  {"head fwd (chunk)", R, V, C, false, true},
+                      {"head wgrad (chunk)", V, C, R, true, false}, {"head dgrad (chunk)", R, C, V, false, false}};
     for (const Mm& s : mms) {
       const double fl = 2.0 * double(s.m) * double(s.n) * double(s.k);
       char name[96];

@@ -478,7 +478,7 @@ TEST(KernelParity, MatmulBf16OutAllTransposes) {
 // The whole-GEMM AMX kernel (where this CPU has AMX) on each of its paths, against the double
 // product of the same bf16 operands: A read in place (64-byte aligned rows of whole 32-k steps)
 // or packed (a row tail, a k tail, misaligned operands), A^T B run as its transpose (m > n),
-// reductions past one chunk (k > 4096) added into C, beta 0, 1 and 0.5, bf16 C, a row stride
+// reductions past one chunk (2048 with A packed, 4096 in place) added into C, beta 0, 1 and 0.5, bf16 C, a row stride
 // past n (whose columns must stay untouched), C's streaming stores (16 MiB and more), and one or
 // two threads.
 TEST(KernelParity, MatmulBf16AmxPaths) {
@@ -489,8 +489,9 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
       {160, 96, 64, 96, false, false, false, false, 1.0f},     // A in place, B, C +=
       {150, 70, 45, 80, false, false, false, false, 0.5f},     // tails, beta 0.5, ldc > n
       {96, 64, 96, 64, false, true, false, true, 0.0f},        // misaligned operands: packed
-      {200, 48, 4200, 48, true, false, false, false, 1.0f},   // A^T B, m > n: P^T, two chunks
-      {40, 130, 4200, 130, true, false, false, false, 0.0f},  // A^T B, m <= n, two chunks
+      {200, 48, 4200, 48, true, false, false, false, 1.0f},   // A^T B, m > n: P^T, three chunks
+      {40, 130, 4200, 130, true, false, false, false, 0.0f},  // A^T B, m <= n, three chunks
+      {64, 96, 4160, 96, false, false, false, false, 1.0f},    // A in place, two chunks
       {96, 200, 96, 200, false, true, true, false, 0.0f},      // bf16 C
       {70, 33, 2100, 33, false, false, true, false, 0.0f},     // bf16 C, one chunk of 2112
       {2048, 2048, 32, 2048, false, true, false, false, 0.0f},  // fp32 C of 16 MiB: streamed
