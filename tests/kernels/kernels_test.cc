@@ -477,10 +477,10 @@ TEST(KernelParity, MatmulBf16OutAllTransposes) {
 
 // The whole-GEMM AMX kernel (where this CPU has AMX) on each of its paths, against the double
 // product of the same bf16 operands: A read in place (64-byte aligned rows of whole 32-k steps)
-// or packed (a row tail, a k tail, misaligned operands), A^T B run as its transpose (m > n),
-// reductions past one chunk (2048 with A packed, 4096 in place) added into C, beta 0, 1 and 0.5, bf16 C, a row stride
-// past n (whose columns must stay untouched), C's streaming stores (16 MiB and more), and one or
-// two threads.
+// or packed (a row tail, a k tail, misaligned operands, A^T B with m > n and m <= n),
+// reductions past one chunk (2048 with A packed, 4096 in place) added into C, beta 0, 1 and
+// 0.5, bf16 C, a row stride past n (whose columns must stay untouched), C's streaming stores
+// (16 MiB and more), and one or two threads.
 TEST(KernelParity, MatmulBf16AmxPaths) {
   if (!cpu_features().amx_bf16) GTEST_SKIP() << "no AMX on this CPU (or NANOTRAIN_NO_AMX)";
   struct Case { int64_t m, n, k, ldc; bool ta, tb, bf16_out, misaligned; float beta; };
@@ -489,7 +489,7 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
       {160, 96, 64, 96, false, false, false, false, 1.0f},     // A in place, B, C +=
       {150, 70, 45, 80, false, false, false, false, 0.5f},     // tails, beta 0.5, ldc > n
       {96, 64, 96, 64, false, true, false, true, 0.0f},        // misaligned operands: packed
-      {200, 48, 4200, 48, true, false, false, false, 1.0f},   // A^T B, m > n: P^T, three chunks
+      {200, 48, 4200, 48, true, false, false, false, 1.0f},   // A^T B, m > n, three chunks
       {40, 130, 4200, 130, true, false, false, false, 0.0f},  // A^T B, m <= n, three chunks
       {64, 96, 4160, 96, false, false, false, false, 1.0f},    // A in place, two chunks
       {96, 200, 96, 200, false, true, true, false, 0.0f},      // bf16 C

@@ -3,9 +3,12 @@
 // with AMX: 10-30 % faster than oneDNN 2.x's AMX matmul on those shapes (matmul_tiles.cc says
 // where it is used).
 //
-// The product is P(M, N) = X(M, K) Y(K, N), written to C as P or, for A^T B with more rows than
-// columns, as P^T (then X = B^T and Y = A, so that the operand that must be transposed to give
-// AMX its k-contiguous rows is the smaller one). Per chunk of reductions (kChunk, below):
+// The product is P(M, N) = X(M, K) Y(K, N) with X = op(A), Y = op(B), written to C. For A^T B
+// (the weight gradients) X is packed from A's columns, 16 x 16 blocks transposed, whichever
+// operand is larger: computing P^T = B^T A instead, to transpose the smaller one, wrote C
+// transposed, which cost more than it saved (the head's weight gradient, 8192 x 512 x 512:
+// 4.3-5.2 against 2.9-3.0 ms; the layers' were the same or 2-9 % slower). Per chunk of
+// reductions (kChunk, below):
 //   - Y is packed once, by all threads, into AMX's B layout: per 16 columns, the k pairs' rows
 //     of 16 x 2 bf16 (one tile = 16 pair rows, 1 KiB, contiguous);
 //   - each thread takes blocks of X rows (about 512 KiB, in L2): read in place where X's rows
@@ -14,7 +17,7 @@
 //     with 2 x 2 accumulator tiles (the two B panels stay in cache across them).
 // Rows, columns and reductions past the ends are packed as zeros, so every tile product is
 // whole. C += P on whole fp32 blocks goes from C to the tiles and back; every other block goes
-// through a 32 x 32 fp32 block (edges, bf16 C, P^T, beta other than 1), and onto a large C with
+// through a 32 x 32 fp32 block (edges, bf16 C, beta other than 1), and onto a large C with
 // streaming stores. Every tile operand is 64-byte aligned: a tile row across two cache lines
 // loaded 6.5x slower. Built with -mamx-tile -mamx-bf16 (and AVX-512 BW, VL, BF16); called only
 // when cpu_features().amx_bf16. Like the other vector units it instantiates no standard-library
@@ -159,12 +162,12 @@ void pack_y_panels(uint16_t* dst, const Operand& y, int64_t n, int64_t q, int64_
   }
 }
 
-// Where the product goes: C (fp32 or bf16, row stride ldc), P itself or P^T; stream: C is too
+// Where the product goes: C (fp32 or bf16, row stride ldc); stream: C is too
 // large to stay in cache for its reader.
 struct Output {
   void* c;
   int64_t ldc;
-  bool bf16, transposed, stream;
+  bool bf16, stream;
 };
 
 // Block P[i0:i0+mr, j0:j0+nc] from the 32 x 32 fp32 block t into C = t + beta C. Whole rows
@@ -176,7 +179,7 @@ struct Output {
 void store_block(const Output& o, const float* t, int64_t i0, int64_t j0, int64_t mr, int64_t nc, float beta) {
   const int64_t elem = o.bf16 ? 2 : 4;
   char* row0 = static_cast<char*>(o.c) + (i0 * o.ldc + j0) * elem;
-  if (o.stream && !o.transposed && nc == 32 && (o.bf16 || beta == 0.0f) &&
+  if (o.stream && nc == 32 && (o.bf16 || beta == 0.0f) &&
       (reinterpret_cast<uintptr_t>(row0) & 63) == 0 && (o.ldc * elem) % 64 == 0) {
     for (int64_t r = 0; r < mr; ++r) {
       char* dst = row0 + r * o.ldc * elem;
@@ -200,19 +203,8 @@ void store_block(const Output& o, const float* t, int64_t i0, int64_t j0, int64_
     if (beta != 0.0f) v = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m, dst), v);
     _mm512_mask_storeu_ps(dst, m, v);
   };
-  if (!o.transposed) {
-    for (int64_t r = 0; r < mr; ++r)
-      for (int64_t h = 0; h < nc; h += 16) put(i0 + r, j0 + h, _mm512_load_ps(t + 32 * r + h), nc - h);
-    return;
-  }
-  for (int64_t rh = 0; rh < mr; rh += 16)  // P^T: transpose 16 x 16 quarters
-    for (int64_t ch = 0; ch < nc; ch += 16) {
-      __m512i v[16];
-      for (int r = 0; r < 16; ++r) v[r] = _mm512_castps_si512(_mm512_load_ps(t + 32 * (rh + r) + ch));
-      transpose16(v);
-      for (int64_t cc = 0; cc < 16 && ch + cc < nc; ++cc)
-        put(j0 + ch + cc, i0 + rh, _mm512_castsi512_ps(v[cc]), mr - rh);
-    }
+  for (int64_t r = 0; r < mr; ++r)
+    for (int64_t h = 0; h < nc; h += 16) put(i0 + r, j0 + h, _mm512_load_ps(t + 32 * r + h), nc - h);
 }
 
 }  // namespace
@@ -220,34 +212,30 @@ void store_block(const Output& o, const float* t, int64_t i0, int64_t j0, int64_
 bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
                      int64_t k, bool ta, bool tb, float beta) {
   if (ta && tb) return false;
-  // P = X Y with X(i, kk) and Y(kk, j) as Operands; A^T B with m > n runs as P^T = B^T A.
-  const bool transposed = ta && m > n;
-  const int64_t pm = transposed ? n : m, pn = transposed ? m : n;
-  Operand x, y;
-  if (transposed) x = {b, 1, n}, y = {a, m, 1};
-  else x = ta ? Operand{a, 1, m} : Operand{a, k, 1}, y = tb ? Operand{b, 1, k} : Operand{b, n, 1};
-  const Output out{c, ldc, bf16_out, transposed, m * n * (bf16_out ? 2 : 4) >= kStreamBytes};
+  // P = X Y with X(i, kk) and Y(kk, j) as Operands.
+  const Operand x = ta ? Operand{a, 1, m} : Operand{a, k, 1}, y = tb ? Operand{b, 1, k} : Operand{b, n, 1};
+  const Output out{c, ldc, bf16_out, m * n * (bf16_out ? 2 : 4) >= kStreamBytes};
   // X's rows are read in place where they are whole aligned k-steps (no packing).
   const bool x_in_place = x.col == 1 && k % 32 == 0 && (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
   // C's whole blocks go to and from the tiles directly where its rows are aligned lines.
-  const bool c_lines = !bf16_out && !transposed && (reinterpret_cast<uintptr_t>(c) & 63) == 0 && ldc % 16 == 0;
+  const bool c_lines = !bf16_out && (reinterpret_cast<uintptr_t>(c) & 63) == 0 && ldc % 16 == 0;
 
   // bf16 C is written once, so its reduction is one chunk.
   const int64_t chunk = bf16_out ? round_up(k, 32) : x_in_place ? kChunk : kChunkPackedX;
   const int64_t kc_max = k < chunk ? round_up(k, 32) : chunk;
-  const int64_t panels = round_up(pn, 32) / 16;
+  const int64_t panels = round_up(n, 32) / 16;
   // Row blocks of about kXBlockBytes, at least two a thread where there are rows enough, handed
   // out in order (static), so that each thread writes about the rows that the next op's own
   // static split gives it. Too few rows for the threads: the columns are split too.
   const int64_t threads = omp_get_max_threads();
   int64_t block_rows = kXBlockBytes / (2 * kc_max) / 32 * 32;
-  const int64_t rows_per_thread = round_up(pm, 32 * 2 * threads) / (2 * threads);
+  const int64_t rows_per_thread = round_up(m, 32 * 2 * threads) / (2 * threads);
   if (block_rows > rows_per_thread) block_rows = rows_per_thread;
   if (block_rows < 32) block_rows = 32;
   // A whole number of blocks a thread, as even as 32-row multiples allow.
-  const int64_t nblocks = round_up((pm + block_rows - 1) / block_rows, threads);
-  block_rows = round_up((pm + nblocks - 1) / nblocks, 32);
-  const int64_t xblocks = (pm + block_rows - 1) / block_rows;
+  const int64_t nblocks = round_up((m + block_rows - 1) / block_rows, threads);
+  block_rows = round_up((m + nblocks - 1) / nblocks, 32);
+  const int64_t xblocks = (m + block_rows - 1) / block_rows;
   int64_t col_parts = (2 * threads + xblocks - 1) / xblocks;
   if (col_parts > panels / 2) col_parts = panels / 2;
   if (col_parts < 1) col_parts = 1;
@@ -265,15 +253,15 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
       if (y.col == 1) {
         const int64_t pairs = round_up(kc, 32) / 2;
 #pragma omp for schedule(static)
-        for (int64_t kk = 0; kk < pairs; kk += 16) pack_y_rows(yp, y, pn, kk, kk + 16 < pairs ? kk + 16 : pairs, k0, kc);
+        for (int64_t kk = 0; kk < pairs; kk += 16) pack_y_rows(yp, y, n, kk, kk + 16 < pairs ? kk + 16 : pairs, k0, kc);
       } else {
 #pragma omp for schedule(static)
-        for (int64_t q = 0; q < panels / 2; ++q) pack_y_panels(yp, y, pn, q, k0, kc);
+        for (int64_t q = 0; q < panels / 2; ++q) pack_y_panels(yp, y, n, q, k0, kc);
       }
 #pragma omp for schedule(static)
       for (int64_t u = 0; u < units; ++u) {
         const int64_t i0 = (u / col_parts) * block_rows, part = u % col_parts;
-        const int64_t mr = pm - i0 < block_rows ? pm - i0 : block_rows, groups = round_up(mr, 32) / 16;
+        const int64_t mr = m - i0 < block_rows ? m - i0 : block_rows, groups = round_up(mr, 32) / 16;
         // A's tiles: X's own rows where they are whole aligned k-steps, else the packed block.
         TileOperand at{xp, steps * 512, 512, 64};
         if (x_in_place && mr % 32 == 0) at = {x.p + i0 * x.row + k0, 16 * x.row, 32, 2 * x.row};
@@ -284,7 +272,7 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
         int cur = 0;
         const int64_t q0 = col_pairs * part / col_parts, q1 = col_pairs * (part + 1) / col_parts;
         for (int64_t q = q0; q < q1; ++q) {
-          const int64_t j0 = 32 * q, nc = clamp_count(pn - j0, 32);
+          const int64_t j0 = 32 * q, nc = clamp_count(n - j0, 32);
           const TileOperand bt{yp + (2 * q) * steps * 512, steps * 512, 512, 64};  // panels 2q, 2q + 1
           for (int64_t g = 0; g < groups; g += 2) {
             const int64_t bi = i0 + 16 * g, rows = clamp_count(mr - 16 * g, 32);
