@@ -105,11 +105,6 @@ struct KernelTable {
   // round trip through memory.
   void (*matmul_bf16_out)(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                           bool trans_a, bool trans_b);
-  // relu2_bwd_bf16 fused into the GEMM that makes its dout: c = relu2_bwd_bf16(matmul_bf16_out(
-  // a, b), pre), bit for bit (the product is rounded to bf16 before it is multiplied), with pre
-  // (m, n) bf16. Where the GEMM's own kernel takes it, the product never goes through memory.
-  void (*matmul_bf16_out_relu2_bwd)(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                                    int64_t k, bool trans_a, bool trans_b, const uint16_t* pre);
   // softcap_xent with grad_scale != 0 whose gradient goes to dlogits (rows, V) as bf16 (round
   // to nearest even) instead of over logits, which is scratch afterwards: the head's backward
   // GEMMs read that operand directly.

@@ -37,18 +37,18 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
       Zone z(profile::kMlpDown);
       const Operand dx = act(h0_, dx_.data(), N * C);
       mm(lg.wproj, dx, h, C, F, N, true, false, 1.0f);
-      // bf16: the activation's gradient comes out of the GEMM (fused), straight into the next
-      // GEMMs' operand; h's slot is free again after the weight gradient above.
-      if (precision_ == Precision::kBf16)
-        k_.matmul_bf16_out_relu2_bwd(h1_.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false, a.fc_h.data());
+      if (precision_ == Precision::kBf16) k_.matmul_bf16_out(dact_h_.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);
       else mm(dact_.data(), dx, weight(lw.wproj), N, F, C, false, false, 0.0f);
     }
     Operand dact{dact_.data(), nullptr};
-    if (precision_ == Precision::kBf16) {
-      dact.h = h1_.data();
-    } else {
+    {
       Zone z(profile::kRelu2);
-      k_.relu2_bwd(dact_.data(), dact_.data(), a.fc.data(), N * F);
+      if (precision_ == Precision::kBf16) {  // straight into the GEMM operand
+        k_.relu2_bwd_bf16(h1_.data(), dact_h_.data(), a.fc_h.data(), N * F);
+        dact.h = h1_.data();
+      } else {
+        k_.relu2_bwd(dact_.data(), dact_.data(), a.fc.data(), N * F);
+      }
     }
     {
       Zone z(profile::kMlpUp);

@@ -545,63 +545,6 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
   EXPECT_FALSE(cpu::matmul_bf16_amx(c.data(), 64, false, x.data(), x.data(), 64, 64, 64, true, true, 0.0f));
 }
 
-// The MLP's fused data gradient, c = relu2_bwd_bf16(matmul_bf16_out(a, b), pre), is that
-// composition bit for bit in every implementation (the table's, the AVX2 floor's and, where this
-// CPU has AMX, the AMX kernel's through both of its bf16 stores: masked rows and, for a C of
-// 16 MiB and more, whole streamed rows), and within bf16 rounding of the reference's.
-TEST(KernelParity, MatmulBf16OutRelu2BwdIsTheComposition) {
-  struct Case { int64_t m, n, k; bool ta, tb; };
-  const Case cases[] = {{37, 45, 29, false, false}, {1024, 96, 64, false, false}, {1030, 70, 96, false, true},
-                        {64, 1100, 40, true, false}, {4096, 2048, 32, false, false}};
-  using Fused = decltype(KernelTable::matmul_bf16_out_relu2_bwd);
-  using Plain = decltype(KernelTable::matmul_bf16_out);
-  using Relu = decltype(KernelTable::relu2_bwd_bf16);
-  struct Impl { const char* name; Fused fused; Plain plain; Relu relu; };
-  std::vector<Impl> impls = {{"dispatched", cpu.matmul_bf16_out_relu2_bwd, cpu.matmul_bf16_out, cpu.relu2_bwd_bf16},
-                             {"avx2", cpu::matmul_bf16_out_relu2_bwd_widen, cpu::matmul_bf16_out_widen,
-                              cpu::relu2_bwd_bf16_avx2}};
-  if (cpu_features().amx_bf16)  // the kernel itself, also where the table's routing would not take it
-    impls.push_back({"amx",
-                     [](uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
-                        bool tb, const uint16_t* pre) {
-                       ASSERT_TRUE(cpu::matmul_bf16_amx(c, n, true, a, b, m, n, k, ta, tb, 0.0f, pre));
-                     },
-                     [](uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
-                        bool tb) { ASSERT_TRUE(cpu::matmul_bf16_amx(c, n, true, a, b, m, n, k, ta, tb, 0.0f)); },
-                     cpu::relu2_bwd_bf16_avx512});
-  for (const Case& cs : cases) {
-    const std::string what = std::to_string(cs.m) + "x" + std::to_string(cs.n) + "x" + std::to_string(cs.k);
-    std::vector<uint16_t> ah(size_t(cs.m * cs.k)), bh(size_t(cs.k * cs.n)), pre(size_t(cs.m * cs.n));
-    {
-      const auto af = to_f32(randn(cs.m * cs.k, 91)), bf = to_f32(randn(cs.k * cs.n, 92));
-      const auto xf = to_f32(randn(cs.m * cs.n, 93));  // about half negative: relu's zeros
-      ref::to_bf16(ah.data(), af.data(), cs.m * cs.k);
-      ref::to_bf16(bh.data(), bf.data(), cs.k * cs.n);
-      ref::to_bf16(pre.data(), xf.data(), cs.m * cs.n);
-    }
-    const bool big = cs.m * cs.n > 1 << 20;
-    Vec want;
-    if (!big) {  // the reference's composition (naive loops: the small shapes only)
-      std::vector<uint16_t> r(pre.size());
-      ref::matmul_bf16_out_relu2_bwd(r.data(), ah.data(), bh.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, pre.data());
-      for (uint16_t h : r) want.push_back(ref::from_bf16_1(h));
-    }
-    for (const Impl& impl : impls) {
-      Buffer<uint16_t> got(pre.size()), composed(pre.size());
-      impl.fused(got.data(), ah.data(), bh.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, pre.data());
-      impl.plain(composed.data(), ah.data(), bh.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
-      impl.relu(composed.data(), composed.data(), pre.data(), cs.m * cs.n);
-      for (size_t i = 0; i < pre.size(); ++i)  // as values: a zero gradient may come out as -0
-        ASSERT_EQ(ref::from_bf16_1(got[i]), ref::from_bf16_1(composed[i])) << impl.name << " " << what << " at " << i;
-      if (!big) {
-        Vec g;
-        for (size_t i = 0; i < pre.size(); ++i) g.push_back(ref::from_bf16_1(got[i]));
-        EXPECT_LT(rel_err(g, want), 1e-2) << impl.name << " " << what;  // two bf16 roundings
-      }
-    }
-  }
-}
-
 // C (m, n) = A B (+ C0 when acc) in double, B packed in pairs along k as the attention tiles read
 // it (bp[kk ldb + 2 j + e] = B(2 kk + e, j)); elements read through get.
 template <class T, class Get>

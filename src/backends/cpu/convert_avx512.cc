@@ -11,6 +11,11 @@
 namespace nt::cpu {
 
 namespace {
+// 16 bf16 (masked) widened to fp32: the bits shifted into the high half.
+inline __m512 widen16(const uint16_t* p, __mmask16 m) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+}
+
 // An elementwise pass in chunks over the threads; op(i, mask) computes and stores the 16
 // elements from i (fewer at the end, as the mask says).
 template <class Op>
@@ -37,8 +42,10 @@ void relu2_fwd_bf16_avx512(uint16_t* out, const uint16_t* inp, int64_t n) {
 }
 
 void relu2_bwd_bf16_avx512(uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n) {
+  const __m512 zero = _mm512_setzero_ps(), two = _mm512_set1_ps(2.0f);
   in_chunks(n, "relu2 bwd bf16", [&](int64_t i, __mmask16 m) {
-    _mm256_mask_storeu_epi16(dinp + i, m, bf16x16(relu2_grad16(widen16(dout + i, m), widen16(inp + i, m))));
+    const __m512 r = _mm512_max_ps(widen16(inp + i, m), zero);
+    _mm256_mask_storeu_epi16(dinp + i, m, bf16x16(_mm512_mul_ps(_mm512_mul_ps(two, r), widen16(dout + i, m))));
   });
 }
 

@@ -100,25 +100,17 @@ void matmul_bf16_out_onednn(uint16_t* c, const uint16_t* a, const uint16_t* b, i
                             bool ta, bool tb);
 void matmul_bf16_out_widen(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                            bool ta, bool tb);
-// matmul_bf16_out_relu2_bwd (kernels.h) as the GEMM, then relu2_bwd_bf16 over its output.
-void matmul_bf16_out_relu2_bwd_onednn(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                                      int64_t k, bool ta, bool tb, const uint16_t* pre);
-void matmul_bf16_out_relu2_bwd_widen(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                                     int64_t k, bool ta, bool tb, const uint16_t* pre);
 // The bf16 GEMMs of CPUs with AMX (matmul_tiles.cc): matmul_bf16_amx where it gains, oneDNN
 // elsewhere.
 void matmul_bf16_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                        bool tb, float beta);
 void matmul_bf16_out_tiles(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                            bool ta, bool tb);
-void matmul_bf16_out_relu2_bwd_tiles(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                                     int64_t k, bool ta, bool tb, const uint16_t* pre);
 // C(m, n) = op(A) op(B) + beta C on AMX tiles, multithreaded (gemm_bf16_amx.cc): C fp32, or with
-// bf16_out bf16 (beta 0), ldc elements a row; m, n, k >= 1. With relu2_pre (bf16 C only, rows
-// ldc apart) each rounded product p becomes bf16(p 2 relu(pre)), as relu2_bwd_bf16 would make it.
-// Returns false, having done nothing, for A and B both transposed. Needs cpu_features().amx_bf16.
+// bf16_out bf16 (beta 0), ldc elements a row; m, n, k >= 1. Returns false, having done nothing,
+// for A and B both transposed. Needs cpu_features().amx_bf16.
 bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                     int64_t k, bool ta, bool tb, float beta, const uint16_t* relu2_pre = nullptr);
+                     int64_t k, bool ta, bool tb, float beta);
 void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_rows_avx2(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols);

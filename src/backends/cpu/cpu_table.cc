@@ -44,9 +44,6 @@ KernelTable make_cpu_table() {
       bf16 ? cpu::relu2_bwd_bf16_avx512 : cpu::relu2_bwd_bf16_avx2,
       amx ? cpu::matmul_bf16_tiles : bf16 ? cpu::matmul_bf16_onednn : cpu::matmul_bf16_widen,
       amx ? cpu::matmul_bf16_out_tiles : bf16 ? cpu::matmul_bf16_out_onednn : cpu::matmul_bf16_out_widen,
-      amx    ? cpu::matmul_bf16_out_relu2_bwd_tiles
-      : bf16 ? cpu::matmul_bf16_out_relu2_bwd_onednn
-             : cpu::matmul_bf16_out_relu2_bwd_widen,
       bf16 ? cpu::softcap_xent_bf16_avx512 : cpu::softcap_xent_bf16_avx2,
       att_bf16.fwd,
       att_bf16.bwd,

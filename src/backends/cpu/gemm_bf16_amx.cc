@@ -162,21 +162,13 @@ void pack_y_panels(uint16_t* dst, const Operand& y, int64_t n, int64_t q, int64_
   }
 }
 
-// Where the product goes: C (fp32 or bf16, row stride ldc); stream: C is too large to stay in
-// cache for its reader; relu2_pre: bf16 C is relu2_bwd_bf16 of the rounded product and this.
+// Where the product goes: C (fp32 or bf16, row stride ldc); stream: C is too
+// large to stay in cache for its reader.
 struct Output {
   void* c;
   int64_t ldc;
   bool bf16, stream;
-  const uint16_t* relu2_pre;
 };
-
-// The 16 (or fewer, as m says) values of bf16 C from (ci, cj) before their rounding: the product,
-// or with relu2_pre the activation's gradient of the rounded product.
-__m512 bf16_epilogue(const Output& o, __m512 v, int64_t ci, int64_t cj, __mmask16 m) {
-  if (!o.relu2_pre) return v;
-  return relu2_grad16(widen16(bf16x16(v)), widen16(o.relu2_pre + ci * o.ldc + cj, m));
-}
 
 // Block P[i0:i0+mr, j0:j0+nc] from the 32 x 32 fp32 block t into C = t + beta C. Whole rows
 // of a large aligned C that need no read (beta 0) are written with streaming stores: with
@@ -191,9 +183,8 @@ void store_block(const Output& o, const float* t, int64_t i0, int64_t j0, int64_
       (reinterpret_cast<uintptr_t>(row0) & 63) == 0 && (o.ldc * elem) % 64 == 0) {
     for (int64_t r = 0; r < mr; ++r) {
       char* dst = row0 + r * o.ldc * elem;
-      __m512 lo = _mm512_load_ps(t + 32 * r), hi = _mm512_load_ps(t + 32 * r + 16);
+      const __m512 lo = _mm512_load_ps(t + 32 * r), hi = _mm512_load_ps(t + 32 * r + 16);
       if (o.bf16) {
-        lo = bf16_epilogue(o, lo, i0 + r, j0, 0xffff), hi = bf16_epilogue(o, hi, i0 + r, j0 + 16, 0xffff);
         _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
       } else {
         _mm512_stream_ps(reinterpret_cast<float*>(dst), lo);
@@ -205,7 +196,6 @@ void store_block(const Output& o, const float* t, int64_t i0, int64_t j0, int64_
   auto put = [&](int64_t ci, int64_t cj, __m512 v, int64_t count) {  // 16 (or count) values of C's row ci
     const __mmask16 m = lanes16(count);
     if (o.bf16) {
-      v = bf16_epilogue(o, v, ci, cj, m);
       _mm256_mask_storeu_epi16(static_cast<uint16_t*>(o.c) + ci * o.ldc + cj, m, bf16x16(v));
       return;
     }
@@ -220,11 +210,11 @@ void store_block(const Output& o, const float* t, int64_t i0, int64_t j0, int64_
 }  // namespace
 
 bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                     int64_t k, bool ta, bool tb, float beta, const uint16_t* relu2_pre) {
+                     int64_t k, bool ta, bool tb, float beta) {
   if (ta && tb) return false;
   // P = X Y with X(i, kk) and Y(kk, j) as Operands.
   const Operand x = ta ? Operand{a, 1, m} : Operand{a, k, 1}, y = tb ? Operand{b, 1, k} : Operand{b, n, 1};
-  const Output out{c, ldc, bf16_out, m * n * (bf16_out ? 2 : 4) >= kStreamBytes, bf16_out ? relu2_pre : nullptr};
+  const Output out{c, ldc, bf16_out, m * n * (bf16_out ? 2 : 4) >= kStreamBytes};
   // X's rows are read in place where they are whole aligned k-steps (no packing).
   const bool x_in_place = x.col == 1 && k % 32 == 0 && (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
   // C's whole blocks go to and from the tiles directly where its rows are aligned lines.

@@ -274,16 +274,4 @@ void relu2_bwd_bf16_avx2(uint16_t* dinp, const uint16_t* dout, const uint16_t* i
   }
 }
 
-void matmul_bf16_out_relu2_bwd_onednn(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                                      int64_t k, bool ta, bool tb, const uint16_t* pre) {
-  matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
-  relu2_bwd_bf16_avx512(c, c, pre, m * n);
-}
-
-void matmul_bf16_out_relu2_bwd_widen(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                                     int64_t k, bool ta, bool tb, const uint16_t* pre) {
-  matmul_bf16_out_widen(c, a, b, m, n, k, ta, tb);
-  relu2_bwd_bf16_avx2(c, c, pre, m * n);
-}
-
 }  // namespace nt::cpu

@@ -32,10 +32,4 @@ void matmul_bf16_out_tiles(uint16_t* c, const uint16_t* a, const uint16_t* b, in
     matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
 }
 
-void matmul_bf16_out_relu2_bwd_tiles(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                                     int64_t k, bool ta, bool tb, const uint16_t* pre) {
-  if (m == 0 || n == 0 || k == 0 || !tiles_gain(m, n, k) || !matmul_bf16_amx(c, n, true, a, b, m, n, k, ta, tb, 0.0f, pre))
-    matmul_bf16_out_relu2_bwd_onednn(c, a, b, m, n, k, ta, tb, pre);
-}
-
 }  // namespace nt::cpu

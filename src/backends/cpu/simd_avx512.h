@@ -41,13 +41,6 @@ inline __m256i bf16x16(__m512 x) { return reinterpret_cast<__m256i>(_mm512_cvtne
 inline __mmask16 lanes16(int64_t n) {
   return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
 }
-// 16 bf16 widened to fp32 (exact): the bits shifted into the high half.
-inline __m512 widen16(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
-inline __m512 widen16(const uint16_t* p, __mmask16 m) { return widen16(_mm256_maskz_loadu_epi16(m, p)); }
-// relu2_bwd_bf16's product before its rounding: dout 2 relu(x), in its order of operations.
-inline __m512 relu2_grad16(__m512 dout, __m512 x) {
-  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(2.0f), _mm512_max_ps(x, _mm512_setzero_ps())), dout);
-}
 inline __mmask32 lanes32(int64_t n) {
   return n >= 32 ? __mmask32(0xffffffffu) : n <= 0 ? __mmask32(0) : __mmask32((1u << n) - 1);
 }

@@ -294,11 +294,6 @@ inline void matmul_bf16_out(uint16_t* c, const uint16_t* a, const uint16_t* b, i
   matmul_bf16<float>(cf.data(), a, b, m, n, k, ta, tb, 0.0f);
   to_bf16(c, cf.data(), m * n);
 }
-inline void matmul_bf16_out_relu2_bwd(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                                      int64_t k, bool ta, bool tb, const uint16_t* pre) {
-  matmul_bf16_out(c, a, b, m, n, k, ta, tb);
-  relu2_bwd_bf16(c, c, pre, m * n);
-}
 
 // softcap_xent's gradient rounded to bf16 into dlogits (logits is scratch afterwards).
 inline void softcap_xent_bf16(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t v, float cap,

@@ -55,7 +55,6 @@ const KernelTable& ref_kernels() {
       ref::relu2_bwd_bf16,
       matmul_bf16<float>,
       ref::matmul_bf16_out,
-      ref::matmul_bf16_out_relu2_bwd,
       softcap_xent_bf16_f,
       attention_fwd_bf16<float>,
       attention_bwd_bf16<float>,
