@@ -141,7 +141,7 @@ void run_bench(const BenchFlags& f) {
   if (!f.no_kernels) {
     const ModelConfig c = named_config(cfg_names.empty() ? "cpu" : cfg_names[0]);
     const int64_t N = int64_t(f.batch) * c.seq_len, C = c.d_model, F = c.mlp_dim(), V = c.vocab_size,
-                  H = c.n_head, D = c.head_dim, T = c.seq_len, B = f.batch, R = head_chunk_rows(V);
+                  H = c.n_head, D = c.head_dim, T = c.seq_len, B = f.batch, R = std::min(N, head_chunk_rows(V));
     std::printf("kernels on %s shapes (N=%ld, C=%ld, F=%ld, V=%ld, T=%ld, H=%ld, D=%ld):\n",
                 cfg_names.empty() ? "cpu" : cfg_names[0].c_str(), long(N), long(C), long(F), long(V), long(T),
                 long(H), long(D));
