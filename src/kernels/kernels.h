@@ -95,8 +95,7 @@ struct KernelTable {
   // GEMM outputs (half the memory traffic of fp32 ones; the products are computed in fp32):
   // out = bf16(relu(x)^2).
   void (*relu2_fwd_bf16)(uint16_t* out, const uint16_t* inp, int64_t n);
-  // dinp = bf16(dout * 2 relu(x)): the activation gradient straight into its GEMM operand. dinp
-  // may be dout (in place).
+  // dinp = bf16(dout * 2 relu(x)): the activation gradient straight into its GEMM operand.
   void (*relu2_bwd_bf16)(uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n);
   // As matmul, with bf16 A and B, fp32 products and accumulation, fp32 C.
   void (*matmul_bf16)(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,

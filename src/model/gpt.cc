@@ -54,7 +54,8 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
   logits_.resize(size_t(std::min<int64_t>(N, head_chunk_rows(cfg.vocab_size)) * cfg.vocab_size));
   row_loss_.resize(N);
   dx_.resize(N * C), dln_.resize(N * C), dlnf_.resize(N * C);
-  if (precision_ != Precision::kBf16) act_.resize(N * F), dact_.resize(N * F);
+  if (precision_ == Precision::kBf16) dact_h_.resize(N * F);
+  else act_.resize(N * F), dact_.resize(N * F);
   datt_.resize(N * H * D), dq_.resize(N * H * D), dk_.resize(N * KVH * D), dv_.resize(N * KVH * D);
   if (precision_ == Precision::kBf16) {
     NT_CHECK(k_.matmul_bf16 && k_.matmul_bf16_out && k_.to_bf16 && k_.relu2_fwd_bf16 && k_.relu2_bwd_bf16 && k_.softcap_xent_bf16 &&
@@ -91,7 +92,7 @@ size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision
                F = c.mlp_dim();
   const bool in_bf16 = precision == Precision::kBf16;
   // fp32 runs keep the MLP's pre-activation (per layer) and its activation and gradient
-  // (scratch) in fp32; bf16 runs keep the first in bf16 and the others in an operand slot.
+  // (scratch) in fp32; bf16 runs keep the first and the gradient in bf16.
   const size_t per_layer = N * (2 * C + 2 + H * D * 2 + H + 2 * KVH * D + KVH + H + (in_bf16 ? 0 : F));
   const size_t saved = c.depth * per_layer + N * (3 * C + 2);
   const size_t scratch = std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size + N + N * C * 3 +
@@ -100,7 +101,7 @@ size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision
   if (in_bf16)
     bf16 = size_t(count_params(c)) + N * std::max(C, H * D) + N * std::max(F, H * D + 2 * KVH * D) +
            std::max(N * KVH * D, std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size) + N * KVH * D +
-           c.depth * N * F;
+           (c.depth + 1) * N * F;
   return (saved + scratch) * sizeof(float) + bf16 * 2;
 }
 

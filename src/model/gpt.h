@@ -106,6 +106,7 @@ class Gpt {
   Buffer<float> row_loss_;      // (N)
   Buffer<float> dx_, dln_, dlnf_;     // (N, C)
   Buffer<float> act_, dact_;          // (N, 4C), fp32 runs
+  Buffer<uint16_t> dact_h_;           // (N, 4C), bf16 runs: the activation's gradient
   Buffer<float> datt_, dq_, dk_, dv_; // (N, H*D), (N, KVH*D) x2
   // bf16 only: the weights' copy (params_ layout) and four operand slots.
   Buffer<uint16_t> wbf_;

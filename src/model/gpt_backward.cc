@@ -37,15 +37,14 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
       Zone z(profile::kMlpDown);
       const Operand dx = act(h0_, dx_.data(), N * C);
       mm(lg.wproj, dx, h, C, F, N, true, false, 1.0f);
-      // bf16: into h's slot, free again after the weight gradient above.
-      if (precision_ == Precision::kBf16) k_.matmul_bf16_out(h1_.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);
+      if (precision_ == Precision::kBf16) k_.matmul_bf16_out(dact_h_.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);
       else mm(dact_.data(), dx, weight(lw.wproj), N, F, C, false, false, 0.0f);
     }
     Operand dact{dact_.data(), nullptr};
     {
       Zone z(profile::kRelu2);
-      if (precision_ == Precision::kBf16) {  // in place, straight into the GEMM operand
-        k_.relu2_bwd_bf16(h1_.data(), h1_.data(), a.fc_h.data(), N * F);
+      if (precision_ == Precision::kBf16) {  // straight into the GEMM operand
+        k_.relu2_bwd_bf16(h1_.data(), dact_h_.data(), a.fc_h.data(), N * F);
         dact.h = h1_.data();
       } else {
         k_.relu2_bwd(dact_.data(), dact_.data(), a.fc.data(), N * F);

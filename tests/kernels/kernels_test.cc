@@ -379,9 +379,6 @@ TEST(KernelParity, Relu2Bf16MatchesTheSpec) {
         if (std::isnan(w)) ASSERT_TRUE(std::isnan(g)) << impl.name << " bwd " << i;
         else ASSERT_EQ(w, g) << impl.name << " bwd " << i << " " << x[size_t(i)];
       }
-      std::vector<uint16_t> in_place(dyh.begin(), dyh.begin() + n);  // dinp = dout, as the model calls it
-      impl.bwd(in_place.data(), in_place.data(), xh.data(), n);
-      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(in_place[size_t(i)], got[size_t(i)]) << impl.name << " in place " << i;
     }
   // The spec itself, on values it must get right: relu(x)^2 and 2 relu(x) dy, each rounded once.
   const uint16_t three = 0x4040, minus_two = 0xc000, half = 0x3f00;  // 3, -2, 0.5
