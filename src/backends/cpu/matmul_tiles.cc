@@ -11,16 +11,21 @@ namespace {
 // matmul_bf16_amx packs all of op(B) (K x N) for every call, and the product reuses each packed
 // element once per row of A: with few rows (the output head's row chunks in its forward,
 // Newton-Schulz's matrices) the packing cost more than oneDNN's kernels lose, measured on this
-// model's shapes. Long reductions gain with fewer rows: the weight gradients, A^T B over a whole
-// batch, and the head's data gradient over the vocabulary (512 x 512 to 512 x 2048 over
-// k = 8192: 5-30 % faster, docs/PERFORMANCE.md).
-bool tiles_gain(int64_t m, int64_t n, int64_t k) { return m >= 1024 || (k >= 4096 && m >= 256 && n >= 256); }
+// model's shapes. Long reductions gain with fewer rows: the head's data gradient over the
+// vocabulary, and the weight gradients (A^T B over a whole batch) from 512 x 512 up (512 x 512
+// to 2048 x 512 over k = 8192: 5-30 % faster); below that oneDNN was as fast or up to 12 %
+// faster (256 x 256 to 1024 x 256, 384 x 384, 1152 x 384), except 384 x 1536 (20-35 % slower
+// on oneDNN). docs/PERFORMANCE.md has the figures.
+bool tiles_gain(int64_t m, int64_t n, int64_t k, bool ta) {
+  if (ta && k >= 4096) return (m < n ? m : n) >= 512 || m * n >= (int64_t(1) << 19);
+  return m >= 1024 || (k >= 4096 && m >= 256 && n >= 256);
+}
 }  // namespace
 
 void matmul_bf16_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                        bool tb, float beta) {
   if (m == 0 || n == 0 || k == 0) return matmul_bf16_onednn(c, a, b, m, n, k, ta, tb, beta);
-  if (!tiles_gain(m, n, k) || is_gram(a, b, ta, tb, m, n, k, beta) ||
+  if (!tiles_gain(m, n, k, ta) || is_gram(a, b, ta, tb, m, n, k, beta) ||
       !matmul_bf16_amx(c, n, false, a, b, m, n, k, ta, tb, beta))
     matmul_bf16_onednn(c, a, b, m, n, k, ta, tb, beta);
 }
@@ -28,7 +33,7 @@ void matmul_bf16_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m
 void matmul_bf16_out_tiles(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                            bool ta, bool tb) {
   if (m == 0 || n == 0 || k == 0) return matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
-  if (!tiles_gain(m, n, k) || !matmul_bf16_amx(c, n, true, a, b, m, n, k, ta, tb, 0.0f))
+  if (!tiles_gain(m, n, k, ta) || !matmul_bf16_amx(c, n, true, a, b, m, n, k, ta, tb, 0.0f))
     matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
 }
 
