@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <functional>
@@ -480,7 +481,8 @@ TEST(KernelParity, MatmulBf16OutAllTransposes) {
 // or packed (a row tail, a k tail, misaligned operands, A^T B with m > n and m <= n),
 // reductions past one chunk (2048 with A packed, 4096 in place) added into C, beta 0, 1 and
 // 0.5, bf16 C, a row stride past n (whose columns must stay untouched), C's streaming stores
-// (16 MiB and more), and one or two threads.
+// (16 MiB and more; a bf16 C staged two column blocks wide, with an odd count of them), and
+// one or two threads.
 TEST(KernelParity, MatmulBf16AmxPaths) {
   if (!cpu_features().amx_bf16) GTEST_SKIP() << "no AMX on this CPU (or NANOTRAIN_NO_AMX)";
   struct Case { int64_t m, n, k, ldc; bool ta, tb, bf16_out, misaligned; float beta; };
@@ -496,6 +498,8 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
       {70, 33, 2100, 33, false, false, true, false, 0.0f},     // bf16 C, one chunk of 2112
       {2048, 2048, 32, 2048, false, true, false, false, 0.0f},  // fp32 C of 16 MiB: streamed
       {4096, 2048, 32, 2048, false, false, true, false, 0.0f},  // bf16 C of 16 MiB: streamed
+      {4096, 2112, 32, 2112, false, true, true, false, 0.0f},   // streamed bf16 C, odd column blocks
+      {130, 100, 64, 120, false, true, true, false, 0.0f},      // bf16 C, ldc > n, odd column blocks
   };
   const int saved = omp_get_max_threads();
   for (int threads : {2, 1})
@@ -521,10 +525,13 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
       Vec got(want.size());
       if (cs.bf16_out) {
         Buffer<uint16_t> c(size_t(cs.m * cs.ldc));
+        std::fill_n(c.data(), c.size(), uint16_t(0x7fc1));  // a NaN: columns past n must keep it
         ASSERT_TRUE(cpu::matmul_bf16_amx(c.data(), cs.ldc, true, ah.data() + off, bh.data() + off, cs.m, cs.n, cs.k,
                                          cs.ta, cs.tb, 0.0f));
-        for (int64_t i = 0; i < cs.m; ++i)
+        for (int64_t i = 0; i < cs.m; ++i) {
           for (int64_t j = 0; j < cs.n; ++j) got[size_t(i * cs.n + j)] = ref::from_bf16_1(c[size_t(i * cs.ldc + j)]);
+          for (int64_t j = cs.n; j < cs.ldc; ++j) ASSERT_EQ(c[size_t(i * cs.ldc + j)], 0x7fc1) << what;
+        }
         EXPECT_LT(rel_err(got, want), 4e-3) << what;  // one bf16 rounding
       } else {
         Buffer<float> c(size_t(cs.m * cs.ldc));

@@ -170,25 +170,28 @@ struct Output {
   bool bf16, stream;
 };
 
-// Block P[i0:i0+mr, j0:j0+nc] from the 32 x 32 fp32 block t into C = t + beta C. Whole rows
-// of a large aligned C that need no read (beta 0) are written with streaming stores: with
-// ordinary ones each line's read for ownership cost as much as the block's tile products (a
-// bf16 MLP-up product, 32 MiB of C, took 15.7 against 9.2 ms). On a C that fits in cache they
-// cost its reader more than they saved (the logits' cross-entropy, Newton-Schulz). The caller
-// fences before another thread reads C.
-void store_block(const Output& o, const float* t, int64_t i0, int64_t j0, int64_t mr, int64_t nc, float beta) {
+// Block P[i0:i0+mr, j0:j0+nc] from the fp32 block t (32 rows of tld floats, nc <= tld) into
+// C = t + beta C. Whole rows of a large aligned C that need no read (beta 0) are written with
+// streaming stores: with ordinary ones each line's read for ownership cost as much as the
+// block's tile products (a bf16 MLP-up product, 32 MiB of C, took 15.7 against 9.2 ms). On a C
+// that fits in cache they cost its reader more than they saved (the logits' cross-entropy,
+// Newton-Schulz). The caller fences before another thread reads C.
+void store_block(const Output& o, const float* t, int64_t tld, int64_t i0, int64_t j0, int64_t mr, int64_t nc,
+                 float beta) {
   const int64_t elem = o.bf16 ? 2 : 4;
   char* row0 = static_cast<char*>(o.c) + (i0 * o.ldc + j0) * elem;
-  if (o.stream && nc == 32 && (o.bf16 || beta == 0.0f) &&
+  if (o.stream && nc % 32 == 0 && (o.bf16 || beta == 0.0f) &&
       (reinterpret_cast<uintptr_t>(row0) & 63) == 0 && (o.ldc * elem) % 64 == 0) {
     for (int64_t r = 0; r < mr; ++r) {
       char* dst = row0 + r * o.ldc * elem;
-      const __m512 lo = _mm512_load_ps(t + 32 * r), hi = _mm512_load_ps(t + 32 * r + 16);
-      if (o.bf16) {
-        _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
-      } else {
-        _mm512_stream_ps(reinterpret_cast<float*>(dst), lo);
-        _mm512_stream_ps(reinterpret_cast<float*>(dst) + 16, hi);
+      for (int64_t h = 0; h < nc; h += 32) {
+        const __m512 lo = _mm512_load_ps(t + tld * r + h), hi = _mm512_load_ps(t + tld * r + h + 16);
+        if (o.bf16) {
+          _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + 2 * h), (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+        } else {
+          _mm512_stream_ps(reinterpret_cast<float*>(dst) + h, lo);
+          _mm512_stream_ps(reinterpret_cast<float*>(dst) + h + 16, hi);
+        }
       }
     }
     return;
@@ -204,7 +207,7 @@ void store_block(const Output& o, const float* t, int64_t i0, int64_t j0, int64_
     _mm512_mask_storeu_ps(dst, m, v);
   };
   for (int64_t r = 0; r < mr; ++r)
-    for (int64_t h = 0; h < nc; h += 16) put(i0 + r, j0 + h, _mm512_load_ps(t + 32 * r + h), nc - h);
+    for (int64_t h = 0; h < nc; h += 16) put(i0 + r, j0 + h, _mm512_load_ps(t + tld * r + h), nc - h);
 }
 
 }  // namespace
@@ -215,8 +218,10 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
   // P = X Y with X(i, kk) and Y(kk, j) as Operands.
   const Operand x = ta ? Operand{a, 1, m} : Operand{a, k, 1}, y = tb ? Operand{b, 1, k} : Operand{b, n, 1};
   const Output out{c, ldc, bf16_out, m * n * (bf16_out ? 2 : 4) >= kStreamBytes};
-  // X's rows are read in place where they are whole aligned k-steps (no packing).
-  const bool x_in_place = x.col == 1 && k % 32 == 0 && (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
+  // X's rows are read in place where they are whole aligned k-steps (no packing), except under a
+  // bf16 C: there the packed X measured 5-10 % faster (the MLP's up product, 8192 x 2048 x 512;
+  // under fp32 C in place was 2-4 % faster, docs/PERFORMANCE.md).
+  const bool x_in_place = !bf16_out && x.col == 1 && k % 32 == 0 && (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
   // C's whole blocks go to and from the tiles directly where its rows are aligned lines.
   const bool c_lines = !bf16_out && (reinterpret_cast<uintptr_t>(c) & 63) == 0 && ldc % 16 == 0;
 
@@ -245,7 +250,7 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
 #pragma omp parallel
   {
     uint16_t* xp = static_cast<uint16_t*>(thread_scratch(kScratchAmxX, size_t(block_rows * kc_max) * 2));
-    alignas(64) float t[2][32 * 32];
+    alignas(64) float t[2][32 * 64];
     load_full_tile_config();
     for (int64_t k0 = 0; k0 < k; k0 += chunk) {
       const int64_t kc = k - k0 < chunk ? k - k0 : chunk, steps = round_up(kc, 32) / 32;
@@ -267,28 +272,33 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
         if (x_in_place && mr % 32 == 0) at = {x.p + i0 * x.row + k0, 16 * x.row, 32, 2 * x.row};
         else pack_x(xp, x, i0, mr, groups, k0, kc);
         // A staged block is written out after the next block's tile products, so that its tile
-        // stores have completed by the time its lines are read.
+        // stores have completed by the time its lines are read. A bf16 C is staged two column
+        // blocks wide: its rows then go out 128 bytes at a time, and streaming stores of one
+        // 64-byte line a row, rows 4 KiB apart, ran at half the bandwidth (14 against 27 GB/s
+        // on one core).
+        const int64_t wide = out.bf16 ? 2 : 1, tld = 32 * wide;
         int64_t staged_i = -1, staged_j = 0, staged_rows = 0, staged_cols = 0;
         int cur = 0;
         const int64_t q0 = col_pairs * part / col_parts, q1 = col_pairs * (part + 1) / col_parts;
-        for (int64_t q = q0; q < q1; ++q) {
-          const int64_t j0 = 32 * q, nc = clamp_count(n - j0, 32);
-          const TileOperand bt{yp + (2 * q) * steps * 512, steps * 512, 512, 64};  // panels 2q, 2q + 1
+        for (int64_t q = q0; q < q1; q += wide) {
+          const int64_t j0 = 32 * q, nc = clamp_count(n - j0, 32 * (q1 - q < wide ? q1 - q : wide));
           for (int64_t g = 0; g < groups; g += 2) {
             const int64_t bi = i0 + 16 * g, rows = clamp_count(mr - 16 * g, 32);
             const TileOperand ag{at.p + g * at.next, at.next, at.step, at.stride};
-            // C += the block straight from and to the tiles; everything else through t.
+            // C += the block straight from and to the tiles (fp32 C: one column block); everything
+            // else through t.
             const bool direct = c_lines && rows == 32 && nc == 32 && bc == 1.0f;
-            if (direct) {
-              tile_block<2, 2>(ag, bt, steps, static_cast<float*>(c) + bi * ldc + j0, ldc, true);
-              continue;
+            for (int64_t dq = 0; dq < wide && q + dq < q1; ++dq) {
+              const TileOperand bt{yp + 2 * (q + dq) * steps * 512, steps * 512, 512, 64};  // 2 panels
+              if (direct) tile_block<2, 2>(ag, bt, steps, static_cast<float*>(c) + bi * ldc + j0, ldc, true);
+              else tile_block<2, 2>(ag, bt, steps, t[cur] + 32 * dq, tld, false);
             }
-            tile_block<2, 2>(ag, bt, steps, t[cur], 32, false);
-            if (staged_i >= 0) store_block(out, t[cur ^ 1], staged_i, staged_j, staged_rows, staged_cols, bc);
+            if (direct) continue;
+            if (staged_i >= 0) store_block(out, t[cur ^ 1], tld, staged_i, staged_j, staged_rows, staged_cols, bc);
             staged_i = bi, staged_j = j0, staged_rows = rows, staged_cols = nc, cur ^= 1;
           }
         }
-        if (staged_i >= 0) store_block(out, t[cur ^ 1], staged_i, staged_j, staged_rows, staged_cols, bc);
+        if (staged_i >= 0) store_block(out, t[cur ^ 1], tld, staged_i, staged_j, staged_rows, staged_cols, bc);
         _mm_sfence();  // the streaming stores are seen before the barrier's
       }
     }
