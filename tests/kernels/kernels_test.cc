@@ -497,6 +497,8 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
       {96, 200, 96, 200, false, true, true, false, 0.0f},      // bf16 C
       {70, 33, 2100, 33, false, false, true, false, 0.0f},     // bf16 C, one chunk of 2112
       {2048, 2048, 32, 2048, false, true, false, false, 0.0f},  // fp32 C of 16 MiB: streamed
+      {2048, 2056, 32, 2056, false, true, false, false, 0.5f},  // the same size, beta 0.5, odd blocks
+      {2048, 2048, 600, 2048, false, true, false, false, 1.0f}, // C += through the tiles, 16 MiB
       {4096, 2048, 32, 2048, false, false, true, false, 0.0f},  // bf16 C of 16 MiB: streamed
       {4096, 2112, 32, 2112, false, true, true, false, 0.0f},   // streamed bf16 C, odd column blocks
       {130, 100, 64, 120, false, true, true, false, 0.0f},      // bf16 C, ldc > n, odd column blocks
