@@ -489,6 +489,7 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
   const Case cases[] = {
       {160, 96, 64, 96, false, true, false, false, 0.0f},      // A in place, B^T
       {160, 96, 64, 96, false, false, false, false, 1.0f},     // A in place, B, C +=
+      {128, 288, 64, 288, false, true, false, false, 1.0f},    // C += through the tiles, 4 + 4 + 1 wide
       {150, 70, 45, 80, false, false, false, false, 0.5f},     // tails, beta 0.5, ldc > n
       {96, 64, 96, 64, false, true, false, true, 0.0f},        // misaligned operands: packed
       {200, 48, 4200, 48, true, false, false, false, 1.0f},   // A^T B, m > n, three chunks

@@ -273,13 +273,15 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
         if (x_in_place && mr % 32 == 0) at = {x.p + i0 * x.row + k0, 16 * x.row, 32, 2 * x.row};
         else pack_x(xp, x, i0, mr, groups, k0, kc);
         // A staged block is written out after the next block's tile products, so that its tile
-        // stores have completed by the time its lines are read. It spans `wide` column blocks:
-        // C's rows then go out in longer runs, and streaming stores of one 64-byte line a row,
+        // stores have completed by the time its lines are read. Blocks go `wide` column blocks
+        // at a time, for longer runs along C's rows: streaming stores of one 64-byte line a row,
         // rows 4 KiB apart, ran at half the bandwidth of 128-byte runs (14 against 27 GB/s on
-        // one core). A streamed C over short reductions gained up to 8 blocks wide (256 columns;
-        // the q, k, v products, 8192 x 1536 x 512 with fp32 C: 6.8-7.0 -> 5.3-5.4 ms), one over
-        // long ones 2; C through the tiles (direct, below) goes one block at a time.
-        const int64_t wide = c_lines && bc == 1.0f ? 1 : out.stream ? (kc_max <= 512 ? kMaxWide : 2) : out.bf16 ? 2 : 1;
+        // one core). Measured best: a streamed C 8 wide over short reductions (the q, k, v
+        // products, 8192 x 1536 x 512 with fp32 C: 6.8-7.0 -> 5.3-5.4 ms), else 2; C += through
+        // the tiles (direct, below) 4 wide over short ones (the attention's output product,
+        // 8192 x 512 x 512: 1.92 -> 1.75 ms), else 2; the rest (C in cache) 1, bf16 C 2.
+        const bool short_k = kc_max <= 512, through_tiles = c_lines && bc == 1.0f;
+        const int64_t wide = through_tiles ? (short_k ? 4 : 2) : out.stream ? (short_k ? kMaxWide : 2) : out.bf16 ? 2 : 1;
         const int64_t tld = 32 * wide;
         int64_t staged_i = -1, staged_j = 0, staged_rows = 0, staged_cols = 0;
         int cur = 0;
@@ -289,12 +291,11 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
           for (int64_t g = 0; g < groups; g += 2) {
             const int64_t bi = i0 + 16 * g, rows = clamp_count(mr - 16 * g, 32);
             const TileOperand ag{at.p + g * at.next, at.next, at.step, at.stride};
-            // C += the block straight from and to the tiles (fp32 C: one column block); everything
-            // else through t.
-            const bool direct = c_lines && rows == 32 && nc == 32 && bc == 1.0f;
+            // C += whole blocks straight from and to the tiles; everything else through t.
+            const bool direct = through_tiles && rows == 32 && nc == tld;
             for (int64_t dq = 0; dq < wide && q + dq < q1; ++dq) {
               const TileOperand bt{yp + 2 * (q + dq) * steps * 512, steps * 512, 512, 64};  // 2 panels
-              if (direct) tile_block<2, 2>(ag, bt, steps, static_cast<float*>(c) + bi * ldc + j0, ldc, true);
+              if (direct) tile_block<2, 2>(ag, bt, steps, static_cast<float*>(c) + bi * ldc + j0 + 32 * dq, ldc, true);
               else tile_block<2, 2>(ag, bt, steps, t[cur] + 32 * dq, tld, false);
             }
             if (direct) continue;
