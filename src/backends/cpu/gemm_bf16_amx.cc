@@ -93,32 +93,40 @@ struct Operand {
 // groups is even: the groups go in pairs, so that every load is a whole 64-byte line.
 void pack_x(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_t groups, int64_t k0, int64_t kc) {
   const int64_t steps = round_up(kc, 32) / 32;
-  for (int64_t g = 0; g < groups; g += 2)
-    for (int64_t s = 0; s < steps; ++s) {
-      const int64_t rows = clamp_count(mr - 16 * g, 32), ks = clamp_count(kc - 32 * s, 32);
-      const int64_t ib = i0 + 16 * g, kb = k0 + 32 * s;
-      if (x.col == 1) {  // k contiguous: copy 32 bf16 a row
-        for (int64_t r = 0; r < 32; ++r) {
-          const __m512i v = line_or_zero(r < rows, x.p + (ib + r) * x.row + kb, lanes32(ks));
-          _mm512_store_si512(dst + ((g + r / 16) * steps + s) * 512 + 32 * (r % 16), v);
-        }
-        continue;
+  auto pack = [&](int64_t g, int64_t s) {  // rows 16 g .. 16 g + 31, k-step s
+    const int64_t rows = clamp_count(mr - 16 * g, 32), ks = clamp_count(kc - 32 * s, 32);
+    const int64_t ib = i0 + 16 * g, kb = k0 + 32 * s;
+    if (x.col == 1) {  // k contiguous: copy 32 bf16 a row
+      for (int64_t r = 0; r < 32; ++r) {
+        const __m512i v = line_or_zero(r < rows, x.p + (ib + r) * x.row + kb, lanes32(ks));
+        _mm512_store_si512(dst + ((g + r / 16) * steps + s) * 512 + 32 * (r % 16), v);
       }
-      // Rows contiguous: interleave k pairs along 32 rows (one line a k), then transpose the pairs
-      // of each 16 (the second half's lines are in L1 by then).
-      const __mmask32 rm = lanes32(rows);
-      for (int h = 0; h < 2; ++h) {
-        __m512i v[16];
-        for (int64_t q = 0; q < 16; ++q) {
-          const __m512i lo = line_or_zero(2 * q < ks, x.p + (kb + 2 * q) * x.col + ib, rm);
-          const __m512i hi = line_or_zero(2 * q + 1 < ks, x.p + (kb + 2 * q + 1) * x.col + ib, rm);
-          v[q] = interleave_pairs(lo, hi, h);
-        }
-        transpose16(v);
-        uint16_t* tile = dst + ((g + h) * steps + s) * 512;
-        for (int r = 0; r < 16; ++r) _mm512_store_si512(tile + 32 * r, v[r]);
-      }
+      return;
     }
+    // Rows contiguous: interleave k pairs along 32 rows (one line a k), then transpose the pairs
+    // of each 16 (the second half's lines are in L1 by then).
+    const __mmask32 rm = lanes32(rows);
+    for (int h = 0; h < 2; ++h) {
+      __m512i v[16];
+      for (int64_t q = 0; q < 16; ++q) {
+        const __m512i lo = line_or_zero(2 * q < ks, x.p + (kb + 2 * q) * x.col + ib, rm);
+        const __m512i hi = line_or_zero(2 * q + 1 < ks, x.p + (kb + 2 * q + 1) * x.col + ib, rm);
+        v[q] = interleave_pairs(lo, hi, h);
+      }
+      transpose16(v);
+      uint16_t* tile = dst + ((g + h) * steps + s) * 512;
+      for (int r = 0; r < 16; ++r) _mm512_store_si512(tile + 32 * r, v[r]);
+    }
+  };
+  // Along X's contiguous index: a row's k-steps in turn, or (rows contiguous) a k-step's groups
+  // in turn, so that each of A's rows is read as one run of lines.
+  if (x.col == 1) {
+    for (int64_t g = 0; g < groups; g += 2)
+      for (int64_t s = 0; s < steps; ++s) pack(g, s);
+  } else {
+    for (int64_t s = 0; s < steps; ++s)
+      for (int64_t g = 0; g < groups; g += 2) pack(g, s);
+  }
 }
 
 // Y (reductions [k0, k0 + kc)) goes into B tiles: per 16-column panel, pair rows of 16 x 2 bf16,
