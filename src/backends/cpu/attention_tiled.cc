@@ -29,6 +29,12 @@ struct Avx2Ops {
     for (; j < n; ++j) dst[j] = (bf16_hi1(r0[j]) >> 16) | (r1 ? bf16_hi1(r1[j]) & 0xffff0000u : 0u);
   }
 
+  // dst (cols x rows, row stride ldd) = src (rows x cols) transposed: dK and dV out.
+  static void write_transposed(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows, int64_t cols) {
+    attention_tiled::transpose(reinterpret_cast<uint32_t*>(dst), ldd, reinterpret_cast<const uint32_t*>(src), lds,
+                               rows, cols);
+  }
+
   // dst[0..n) = bf16(src * a), then zeros up to n_pad.
   static void to_operand(uint16_t* dst, const float* src, float a, int64_t n, int64_t n_pad) {
     const __m256 va = _mm256_set1_ps(a);

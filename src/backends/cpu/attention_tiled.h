@@ -3,7 +3,7 @@
 // fp32 attention on AVX-512 (attention_tiled.cc, attention_tiled_avx512.cc). They supply the
 // element type of the GEMM operands and the elementwise operations and GEMM tile as an Ops
 // policy: Ops::Elem (uint16_t bf16 or float), Ops::Pair (two Elems: uint32_t or uint64_t),
-// pack_pairs, to_operand, row_max, exp_row, backward_pair, gemm.
+// pack_pairs, to_operand, row_max, exp_row, backward_pair, write_transposed, gemm.
 //
 // Causal grouped-query attention; softmax and accumulation in fp32.
 //
@@ -259,10 +259,8 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
             Ops::gemm(dkt, T, elems<Ops>(qt), rows2, elems<Ops>(dsv), 2 * n, D, n, rows2 / 2, !first);  // dKᵀ += Qᵀ dS
             Ops::gemm(dvt, T, elems<Ops>(dt), rows2, elems<Ops>(pv), 2 * n, D, n, rows2 / 2, !first);   // dVᵀ += dOᵀ P
           }
-        transpose(reinterpret_cast<uint32_t*>(dk + b * T * ks + kvh * D), ks, reinterpret_cast<const uint32_t*>(dkt),
-                    T, D, T);
-        transpose(reinterpret_cast<uint32_t*>(dv + b * T * ks + kvh * D), ks, reinterpret_cast<const uint32_t*>(dvt),
-                    T, D, T);
+        Ops::write_transposed(dk + b * T * ks + kvh * D, ks, dkt, T, D, T);
+        Ops::write_transposed(dv + b * T * ks + kvh * D, ks, dvt, T, D, T);
       }
   }
 }

@@ -48,31 +48,6 @@ __m512i line_or_zero(bool inside, const uint16_t* p, __mmask32 m) {
   return inside ? _mm512_maskz_loadu_epi16(m, p) : _mm512_setzero_si512();
 }
 
-// r[i] = row i of a 16 x 16 matrix of 32-bit elements; afterwards r[i] = column i.
-void transpose16(__m512i r[16]) {
-  __m512i t[16], u[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-  }
-  // u[4 g + c], lane L = rows 4g..4g+3 at column 4L + c.
-  for (int g = 0; g < 16; g += 4) {
-    u[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
-    u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
-    u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
-    u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
-  }
-  for (int c = 0; c < 4; ++c) {
-    const __m512i lo01 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44), hi01 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xee);
-    const __m512i lo23 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44),
-                  hi23 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xee);
-    r[c] = _mm512_shuffle_i32x4(lo01, lo23, 0x88);
-    r[4 + c] = _mm512_shuffle_i32x4(lo01, lo23, 0xdd);
-    r[8 + c] = _mm512_shuffle_i32x4(hi01, hi23, 0x88);
-    r[12 + c] = _mm512_shuffle_i32x4(hi01, hi23, 0xdd);
-  }
-}
-
 // Half h of 32 bf16 of row a and of row b -> 16 pairs (a_r, b_r) with r = 16 h + 0..15: the
 // k-pair order of both tile kinds.
 __m512i interleave_pairs(__m512i a, __m512i b, int h) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // AVX-512 versions of simd_avx2.h's exp and tanh (same Cephes polynomial, same clamps, so the
-// two paths agree to an ulp), for translation units built with -mavx512* only.
+// two paths agree to an ulp), a 16 x 16 transpose and small helpers, for translation units built
+// with -mavx512* only.
 #pragma once
 #include <immintrin.h>
 
@@ -33,6 +34,31 @@ inline __m512 tanh16(__m512 x) {
   __m512 r = _mm512_rcp14_ps(d);
   r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
   return _mm512_fnmadd_ps(_mm512_set1_ps(2.0f), r, _mm512_set1_ps(1.0f));
+}
+
+// r[i] = row i of a 16 x 16 matrix of 32-bit elements; afterwards r[i] = column i.
+inline void transpose16(__m512i r[16]) {
+  __m512i t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  // u[4 g + c], lane L = rows 4g..4g+3 at column 4L + c.
+  for (int g = 0; g < 16; g += 4) {
+    u[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+    u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+    u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+    u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+  }
+  for (int c = 0; c < 4; ++c) {
+    const __m512i lo01 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44), hi01 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xee);
+    const __m512i lo23 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44),
+                  hi23 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xee);
+    r[c] = _mm512_shuffle_i32x4(lo01, lo23, 0x88);
+    r[4 + c] = _mm512_shuffle_i32x4(lo01, lo23, 0xdd);
+    r[8 + c] = _mm512_shuffle_i32x4(hi01, hi23, 0x88);
+    r[12 + c] = _mm512_shuffle_i32x4(hi01, hi23, 0xdd);
+  }
 }
 
 // fp32 -> bf16, round to nearest even (vcvtneps2bf16; subnormals flush to zero).
