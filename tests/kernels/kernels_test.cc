@@ -669,24 +669,24 @@ TEST(KernelParity, AttentionBf16) {
       ref::attention_bwd<double>(dq32.data(), dk32.data(), dv32.data(), dout.data(), q.data(), k.data(), v.data(),
                                  out32.data(), lse32.data(), s.B, s.T, s.H, s.KVH, s.D);
       auto qf = to_f32(q), kf = to_f32(k), vf = to_f32(v), df = to_f32(dout), of = to_f32(out), lf = to_f32(lse);
-      std::vector<float> got_o(static_cast<size_t>(nq)), got_l(lse.size());
-      impl.fwd(got_o.data(), got_l.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D);
-      const auto o = to_f64(got_o.data(), got_o.size()), l = to_f64(got_l.data(), got_l.size());
       const std::string at = std::string(impl.name) + " T " + std::to_string(s.T) + " D " + std::to_string(s.D);
-      EXPECT_LT(rel_err(o, out), 1e-3) << at;
-      EXPECT_LT(rel_err(l, lse), 1e-5) << at;
-      EXPECT_LT(rel_err(o, out32), 1e-2) << at;
-      // Backward from the reference's forward, so that only the backward is measured; into
-      // 64-byte aligned gradients (dK and dV go out in whole lines where their rows allow) and
-      // one float off.
+      // Into 64-byte aligned outputs (O, dQ, dK and dV go out in whole lines where their rows
+      // allow) and one float off.
       for (int64_t off : {int64_t(0), int64_t(1)}) {
+        const std::string at_off = at + " offset " + std::to_string(off);
+        Buffer<float> got_o(size_t(nq + 1)), got_l(lse.size());
+        impl.fwd(got_o.data() + off, got_l.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D);
+        const auto o = to_f64(got_o.data() + off, size_t(nq)), l = to_f64(got_l.data(), lse.size());
+        EXPECT_LT(rel_err(o, out), 1e-3) << at_off;
+        EXPECT_LT(rel_err(l, lse), 1e-5) << at_off;
+        EXPECT_LT(rel_err(o, out32), 1e-2) << at_off;
+        // Backward from the reference's forward, so that only the backward is measured.
         Buffer<float> gq(size_t(nq + 1)), gk(size_t(nk + 1)), gv(size_t(nk + 1));
         for (Buffer<float>* g : {&gq, &gk, &gv}) std::fill_n(g->data(), g->size(), 7.f);
         impl.bwd(gq.data() + off, gk.data() + off, gv.data() + off, df.data(), qf.data(), kf.data(), vf.data(),
                  of.data(), lf.data(), s.B, s.T, s.H, s.KVH, s.D);
         const auto gdq = to_f64(gq.data() + off, size_t(nq)), gdk = to_f64(gk.data() + off, size_t(nk)),
                    gdv = to_f64(gv.data() + off, size_t(nk));
-        const std::string at_off = at + " offset " + std::to_string(off);
         EXPECT_LT(rel_err(gdq, dq), 4e-3) << at_off;
         EXPECT_LT(rel_err(gdk, dk), 4e-3) << at_off;
         EXPECT_LT(rel_err(gdv, dv), 1e-3) << at_off;

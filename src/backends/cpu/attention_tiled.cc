@@ -29,6 +29,11 @@ struct Avx2Ops {
     for (; j < n; ++j) dst[j] = (bf16_hi1(r0[j]) >> 16) | (r1 ? bf16_hi1(r1[j]) & 0xffff0000u : 0u);
   }
 
+  // dst (rows x cols, row stride ldd) = src (rows x cols, contiguous): a block of O or dQ out.
+  static void write_rows(float* dst, int64_t ldd, const float* src, int64_t rows, int64_t cols) {
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * ldd, src + r * cols, size_t(cols) * sizeof(float));
+  }
+
   // dst (cols x rows, row stride ldd) = src (rows x cols) transposed: dK and dV out.
   static void write_transposed(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows, int64_t cols) {
     attention_tiled::transpose(reinterpret_cast<uint32_t*>(dst), ldd, reinterpret_cast<const uint32_t*>(src), lds,

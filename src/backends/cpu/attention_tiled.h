@@ -3,7 +3,7 @@
 // fp32 attention on AVX-512 (attention_tiled.cc, attention_tiled_avx512.cc). They supply the
 // element type of the GEMM operands and the elementwise operations and GEMM tile as an Ops
 // policy: Ops::Elem (uint16_t bf16 or float), Ops::Pair (two Elems: uint32_t or uint64_t),
-// pack_pairs, to_operand, row_max, exp_row, backward_pair, write_transposed, gemm.
+// pack_pairs, to_operand, row_max, exp_row, backward_pair, write_rows, write_transposed, gemm.
 //
 // Causal grouped-query attention; softmax and accumulation in fp32.
 //
@@ -98,7 +98,7 @@ inline void transpose(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t l
 }
 
 // The attention's per-thread scratch buffers (cpu_ops.h's thread_scratch).
-enum Slot { kKt, kVt, kKn, kVn, kPv, kDsv, kRows, kQt, kDt, kQa, kDa, kPa, kDsa, kS, kDp, kDkt, kDvt, kSlots };
+enum Slot { kKt, kVt, kKn, kVn, kPv, kDsv, kRows, kQt, kDt, kQa, kDa, kPa, kDsa, kS, kDp, kDkt, kDvt, kOut, kSlots };
 static_assert(kSlots <= kScratchXent, "the attention's scratch slots overlap the cross-entropy's");
 template <class T>
 T* grab(Slot slot, int64_t n) {
@@ -165,6 +165,7 @@ void fwd(float* out, float* lse, const float* q, const float* k, const float* v,
     E* qa = grab<E>(kQa, kQBlock * d2);
     E* pa = grab<E>(kPa, kQBlock * t2);
     float* s = grab<float>(kS, kQBlock * T);
+    float* ob = grab<float>(kOut, kQBlock * D);
 #pragma omp for collapse(2) schedule(dynamic, 1) nowait
     for (int64_t b = 0; b < B; ++b)
       for (int64_t kvh = 0; kvh < KVH; ++kvh) {
@@ -183,7 +184,8 @@ void fwd(float* out, float* lse, const float* q, const float* k, const float* v,
               Ops::to_operand(pa + r * n2, sr, 1.0f / l, nv, n2);
               lse[(b * H + h) * T + i0 + r] = mx + std::log(l);
             }
-            Ops::gemm(out + (b * T + i0) * qs + h * D, qs, pa, n2, elems<Ops>(vn), 2 * D, rows, D, n2 / 2, false);  // P V
+            Ops::gemm(ob, D, pa, n2, elems<Ops>(vn), 2 * D, rows, D, n2 / 2, false);  // P V
+            Ops::write_rows(out + (b * T + i0) * qs + h * D, qs, ob, rows, D);
           }
       }
   }
@@ -213,6 +215,7 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
     E* dsa = grab<E>(kDsa, kQBlock * t2);
     float* s = grab<float>(kS, kQBlock * T);
     float* dp = grab<float>(kDp, kQBlock * T);
+    float* ob = grab<float>(kOut, kQBlock * D);
     float* dkt = grab<float>(kDkt, D * T);
     float* dvt = grab<float>(kDvt, D * T);
     float di[kQBlock];
@@ -255,7 +258,8 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
                             two ? lrow[r0 + 1] : 0.0f, di0, di1, scale, two);
               if (n2 > n) dsa[r0 * n2 + n] = 0, dsa[(r0 + 1) * n2 + n] = 0;
             }
-            Ops::gemm(dq + qo, qs, dsa, n2, elems<Ops>(kn), 2 * D, rows, D, n2 / 2, false);           // dQ = dS K
+            Ops::gemm(ob, D, dsa, n2, elems<Ops>(kn), 2 * D, rows, D, n2 / 2, false);  // dQ = dS K
+            Ops::write_rows(dq + qo, qs, ob, rows, D);
             Ops::gemm(dkt, T, elems<Ops>(qt), rows2, elems<Ops>(dsv), 2 * n, D, n, rows2 / 2, !first);  // dKᵀ += Qᵀ dS
             Ops::gemm(dvt, T, elems<Ops>(dt), rows2, elems<Ops>(pv), 2 * n, D, n, rows2 / 2, !first);   // dVᵀ += dOᵀ P
           }

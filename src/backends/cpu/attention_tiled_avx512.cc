@@ -54,6 +54,21 @@ struct Avx512Passes {
     for (int64_t j = n; j < n_pad; ++j) dst[j] = 0;
   }
 
+  // dst (rows x cols, row stride ldd) = src (rows x cols, contiguous): a block of O or dQ out of
+  // the tile products' scratch, with streaming stores where dst's rows are aligned whole lines
+  // (the products straight into O or dQ read each of their lines for ownership first).
+  static void write_rows(float* dst, int64_t ldd, const float* src, int64_t rows, int64_t cols) {
+    const bool lines = (reinterpret_cast<uintptr_t>(dst) & 63) == 0 && ldd % 16 == 0 && cols % 16 == 0;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < cols; j += 16) {
+        const __mmask16 m = lanes16(cols - j);
+        const __m512 v = _mm512_maskz_loadu_ps(m, src + r * cols + j);
+        if (lines) _mm512_stream_ps(dst + r * ldd + j, v);
+        else _mm512_mask_storeu_ps(dst + r * ldd + j, m, v);
+      }
+    if (lines) _mm_sfence();  // seen before the region's closing barrier
+  }
+
   // dst (cols x rows, row stride ldd) = src (rows x cols) transposed, in 16 x 16 blocks: dK and
   // dV out of their transposed accumulators into the gradient tensors. Where dst's rows are
   // aligned, each gets whole 64-byte lines with streaming stores: the 8 x 8 blocks' half lines

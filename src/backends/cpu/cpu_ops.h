@@ -11,9 +11,9 @@ namespace nt::cpu {
 // Per-thread scratch kept across calls (OpenMP's pool threads persist), so a kernel neither
 // allocates nor clears memory per call: the calling thread's buffer number `slot` (below
 // kScratchSlots), grown to at least `bytes` (thread_scratch.cc).
-constexpr int kScratchXent = 17;  // attention_tiled.h's slots come first
-constexpr int kScratchAmxX = 18, kScratchAmxY = 19;
-constexpr int kScratchSlots = 20;
+constexpr int kScratchXent = 18;  // attention_tiled.h's slots come first
+constexpr int kScratchAmxX = 19, kScratchAmxY = 20;
+constexpr int kScratchSlots = 21;
 void* thread_scratch(int slot, size_t bytes);
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
