@@ -12,13 +12,14 @@
 //   - Y is packed once, by all threads, into AMX's B layout: per 16 columns, the k pairs' rows
 //     of 16 x 2 bf16 (one tile = 16 pair rows, 1 KiB, contiguous);
 //   - each thread takes blocks of X rows (about 512 KiB, in L2): read in place where X's rows
-//     are aligned whole 32-k steps, else packed into AMX's A layout (per 16 rows and 32 k, one
-//     contiguous 1 KiB tile); then for each 32 columns it runs every 32 x 32 block of its rows
-//     with 2 x 2 accumulator tiles (the two B panels stay in cache across them).
+//     are aligned whole 32-k steps (under an fp32 C), else packed into AMX's A layout (per 16
+//     rows and 32 k, one contiguous 1 KiB tile); then for each few column blocks of 32 it runs
+//     the 32 x 32 blocks of its rows, 32 rows at a time, with 2 x 2 accumulator tiles (the B
+//     panels stay in cache across the rows, each 32 rows of X across the column blocks).
 // Rows, columns and reductions past the ends are packed as zeros, so every tile product is
 // whole. C += P on whole fp32 blocks goes from C to the tiles and back; every other block goes
-// through a 32 x 32 fp32 block (edges, bf16 C, beta other than 1), and onto a large C with
-// streaming stores. Every tile operand is 64-byte aligned: a tile row across two cache lines
+// through a staging block of 32 fp32 rows (edges, bf16 C, beta other than 1), and onto a large C
+// with streaming stores, in runs of up to 8 column blocks along its rows. Every tile operand is 64-byte aligned: a tile row across two cache lines
 // loaded 6.5x slower. Built with -mamx-tile -mamx-bf16 (and AVX-512 BW, VL, BF16); called only
 // when cpu_features().amx_bf16. Like the other vector units it instantiates no standard-library
 // code.
