@@ -216,7 +216,7 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
       profile::Zone z(profile::kHead);
       // dW_head += dlogits^T lnf; dlnf = dlogits W_head.
       const Operand dlogits = bf16_grad ? Operand{nullptr, h2_.data()} : act(h2_, logits_.data(), rows * V);
-      mm(g.lm_head, dlogits, lnf_r, V, C, rows, true, false, 1.0f);
+      mm(g.lm_head, dlogits, lnf_r, V, C, rows, true, false, r0 == 0 ? grad_beta_ : 1.0f);
       mm(dlnf_.data() + r0 * C, dlogits, head, rows, C, V, false, false, 0.0f);
     }
   }
@@ -228,14 +228,19 @@ double Gpt::forward_loss(const int32_t* inputs, const int32_t* targets, int B, i
   return head_loss(targets, int64_t(B) * T, 0.0f, losses);
 }
 
-double Gpt::forward_backward(const int32_t* inputs, const int32_t* targets, int B, int T, double grad_scale) {
+double Gpt::forward_backward(const int32_t* inputs, const int32_t* targets, int B, int T, double grad_scale,
+                             bool accumulate) {
   const int64_t N = int64_t(B) * T;
   int64_t valid = 0;
   for (int64_t i = 0; i < N; ++i) {
     NT_CHECK(targets[i] < cfg_.vocab_size, "target id %d outside the vocabulary (%d)", targets[i], cfg_.vocab_size);
     valid += targets[i] >= 0;
   }
-  if (valid == 0) return 0.0;
+  if (valid == 0) {  // no gradient: zero, or nothing to add
+    if (!accumulate) grads_.data.zero();
+    return 0.0;
+  }
+  grad_beta_ = accumulate ? 1.0f : 0.0f;
   double total = 0;
   {
     // The head's backward runs fused inside head_loss: it is counted in the forward phase.

@@ -54,9 +54,12 @@ class Gpt {
   ParamArena& grads() { return grads_; }
   const KernelTable& kernels() const { return k_; }
 
-  // Forward + backward on one micro-batch; parameter gradients ACCUMULATE, scaled so that the
-  // gradient is of (mean loss over valid targets) * grad_scale. Returns the mean loss.
-  double forward_backward(const int32_t* inputs, const int32_t* targets, int B, int T, double grad_scale);
+  // Forward + backward on one micro-batch; parameter gradients are of (mean loss over valid
+  // targets) * grad_scale, and ACCUMULATE into grads(), or with accumulate false overwrite them
+  // (a step's first micro-batch: no zeroing pass over the gradients first; the GEMMs that write
+  // them do not read them). Returns the mean loss.
+  double forward_backward(const int32_t* inputs, const int32_t* targets, int B, int T, double grad_scale,
+                          bool accumulate = true);
   // Forward only; writes the per-position loss (0 where target < 0) into losses (B*T) and
   // returns the sum of losses.
   double forward_loss(const int32_t* inputs, const int32_t* targets, int B, int T, float* losses);
@@ -74,7 +77,7 @@ class Gpt {
  private:
   void forward_blocks(const int32_t* inputs, int B, int T);
   // Head + loss over the final normalised activations; if grad_scale != 0, also writes
-  // dlnf and accumulates the head gradient.
+  // dlnf and adds the head gradient (grad_beta_ says whether onto the old one).
   double head_loss(const int32_t* targets, int64_t N, float grad_scale, float* losses);
   void backward_blocks(const int32_t* inputs, int B, int T);
 
@@ -95,6 +98,7 @@ class Gpt {
   Precision precision_;
   int max_b_, max_t_;
   ParamArena params_, grads_;
+  float grad_beta_ = 1.0f;  // 1: this backward adds to grads_; 0: it overwrites them
   Buffer<float> cos_, sin_;
   // Activations.
   Buffer<float> ln0_, rstd0_;   // (N, C) normalised embedding (the residual's start), (N)

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The backward pass: the forward's steps of gpt.cc in exact reverse order. Parameter gradients
-// accumulate (+=); dx_ is the gradient of the residual stream.
+// accumulate (+=), or are overwritten (grad_beta_ 0: a step's first micro-batch); dx_ is the
+// gradient of the residual stream.
+#include <algorithm>
+
 #include "core/check.h"
 #include "model/gpt.h"
 #include "profile/profile.h"
@@ -36,7 +39,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
     {
       Zone z(profile::kMlpDown);
       const Operand dx = act(h0_, dx_.data(), N * C);
-      mm(lg.wproj, dx, h, C, F, N, true, false, 1.0f);
+      mm(lg.wproj, dx, h, C, F, N, true, false, grad_beta_);
       if (precision_ == Precision::kBf16) k_.matmul_bf16_out(dact_h_.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);
       else mm(dact_.data(), dx, weight(lw.wproj), N, F, C, false, false, 0.0f);
     }
@@ -52,7 +55,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
     }
     {
       Zone z(profile::kMlpUp);
-      mm(lg.wfc, dact, act(h0_, a.ln2.data(), N * C), F, C, N, true, false, 1.0f);
+      mm(lg.wfc, dact, act(h0_, a.ln2.data(), N * C), F, C, N, true, false, grad_beta_);
       mm(dln_.data(), dact, weight(lw.wfc), N, C, F, false, false, 0.0f);
     }
     {
@@ -63,7 +66,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
     {
       Zone z(profile::kAttnOut);
       const Operand dx = act(h0_, dx_.data(), N * C);
-      mm(lg.wo, dx, act(h1_, a.att.data(), N * HD), C, HD, N, true, false, 1.0f);
+      mm(lg.wo, dx, act(h1_, a.att.data(), N * HD), C, HD, N, true, false, grad_beta_);
       mm(datt_.data(), dx, weight(lw.wo), N, HD, C, false, false, 0.0f);
     }
     {
@@ -89,14 +92,14 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
         k_.to_bf16_rows(h1_.data() + HD, Q, dk_.data(), N, KD);
         k_.to_bf16_rows(h1_.data() + HD + KD, Q, dv_.data(), N, KD);
         const Operand dqkv{nullptr, h1_.data()};
-        mm(lg.wq, dqkv, ln1, Q, C, N, true, false, 1.0f);
+        mm(lg.wq, dqkv, ln1, Q, C, N, true, false, grad_beta_);
         mm(dln_.data(), dqkv, weight(lw.wq), N, C, Q, false, false, 0.0f);
       } else {
         const Operand dq = act(h1_, dq_.data(), N * HD), dk = act(h2_, dk_.data(), N * KD),
                       dv = act(h3_, dv_.data(), N * KD);
-        mm(lg.wq, dq, ln1, HD, C, N, true, false, 1.0f);
-        mm(lg.wk, dk, ln1, KD, C, N, true, false, 1.0f);
-        mm(lg.wv, dv, ln1, KD, C, N, true, false, 1.0f);
+        mm(lg.wq, dq, ln1, HD, C, N, true, false, grad_beta_);
+        mm(lg.wk, dk, ln1, KD, C, N, true, false, grad_beta_);
+        mm(lg.wv, dv, ln1, KD, C, N, true, false, grad_beta_);
         mm(dln_.data(), dq, weight(lw.wq), N, C, HD, false, false, 0.0f);
         mm(dln_.data(), dk, weight(lw.wk), N, C, KD, false, false, 1.0f);
         mm(dln_.data(), dv, weight(lw.wv), N, C, KD, false, false, 1.0f);
@@ -111,6 +114,10 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
   {
     Zone z(profile::kEmbed);
     k_.rmsnorm_bwd(dln_.data(), dx_.data(), ln0_.data(), rstd0_.data(), N, C, false);
+    if (grad_beta_ == 0.0f) {  // the scatter-add below starts from zeros
+      Zone zero(profile::kZeroGrad);
+      std::fill_n(g.wte, int64_t(cfg_.vocab_size) * C, 0.0f);
+    }
     k_.embed_bwd(g.wte, dln_.data(), inputs, N, C);
   }
 }

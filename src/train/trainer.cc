@@ -356,10 +356,6 @@ TrainSummary run_training(const TrainConfig& given) {
     const double lrm = cfg.schedule.multiplier(progress_frac);
     const auto t0 = Clock::now();
     std::optional<profile::Zone> step_zone(std::in_place, profile::kStep);
-    {
-      profile::Zone zone(profile::kZeroGrad);
-      model.grads().data.zero();
-    }
     double loss = 0;
     for (int64_t a = 0; a < accum; ++a) {
       const auto td = Clock::now();
@@ -368,7 +364,9 @@ TrainSummary run_training(const TrainConfig& given) {
         loader.next(inputs.data(), targets.data());
       }
       data_seconds += since(td);
-      loss += model.forward_backward(inputs.data(), targets.data(), B, T, 1.0 / double(accum)) / double(accum);
+      // The first micro-batch overwrites the gradients, the rest add to them.
+      loss += model.forward_backward(inputs.data(), targets.data(), B, T, 1.0 / double(accum), a > 0) /
+              double(accum);
     }
     double grad_norm = 0;
     const std::string bad = first_bad_gradient(kernels, model.grads(), &grad_norm);

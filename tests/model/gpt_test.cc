@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Model-level behaviour: overfitting one batch, determinism, the KV-cache sampler against a
-// full recompute, the ref and CPU backends agreeing, safetensors round trip, config checks.
+// full recompute, the ref and CPU backends agreeing, a first micro-batch overwriting the
+// gradients, safetensors round trip, config checks.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "core/check.h"
 #include "eval/sampler.h"
@@ -63,6 +68,40 @@ TEST(Gpt, SameSeedSameThreadsBitIdentical) {
 TEST(Gpt, CpuBackendMatchesReferenceBackend) {
   auto a = train_losses(cpu_kernels(), 4, 5), b = train_losses(ref_kernels(), 4, 5);
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 2e-4 * std::abs(b[i])) << "step " << i;
+}
+
+// A step's first micro-batch overwrites the gradients (accumulate false) instead of adding to
+// zeroed ones: the same gradients from gradients full of NaN, and so after a second micro-batch
+// added on; fp32 and bf16 GEMMs, CPU and reference backends.
+TEST(Gpt, FirstMicroBatchOverwritesGradients) {
+  const ModelConfig c = small();
+  const int B = 2, T = 32;
+  std::vector<int32_t> in1, tg1, in2, tg2;
+  make_batch(B, T, c.vocab_size, 21, in1, tg1);
+  make_batch(B, T, c.vocab_size, 22, in2, tg2);
+  struct Run { const char* name; const KernelTable& k; Precision p; };
+  std::vector<Run> runs = {{"cpu fp32", cpu_kernels(), Precision::kFp32}, {"ref fp32", ref_kernels(), Precision::kFp32}};
+  if (cpu_kernels().matmul_bf16) runs.push_back({"cpu bf16", cpu_kernels(), Precision::kBf16});
+  for (const Run& run : runs) {
+    Gpt zeroed(c, run.k, B, T, run.p), overwritten(c, run.k, B, T, run.p);
+    init_params(zeroed.params(), 4);
+    init_params(overwritten.params(), 4);
+    zeroed.grads().data.zero();
+    std::fill_n(overwritten.grads().data.data(), overwritten.grads().data.size(),
+                std::numeric_limits<float>::quiet_NaN());
+    for (int micro = 0; micro < 2; ++micro) {
+      const std::vector<int32_t>& in = micro == 0 ? in1 : in2;
+      const std::vector<int32_t>& tg = micro == 0 ? tg1 : tg2;
+      const double a = zeroed.forward_backward(in.data(), tg.data(), B, T, 0.5, true);
+      const double b = overwritten.forward_backward(in.data(), tg.data(), B, T, 0.5, micro > 0);
+      EXPECT_EQ(a, b) << run.name;
+      const Buffer<float>& ga = zeroed.grads().data;
+      const Buffer<float>& gb = overwritten.grads().data;
+      const auto want = test::to_f64(ga.data(), ga.size()), got = test::to_f64(gb.data(), gb.size());
+      EXPECT_LT(test::rel_err(got, want), 1e-6) << run.name << ", micro-batch " << micro;
+      for (size_t i = 0; i < gb.size(); ++i) ASSERT_TRUE(std::isfinite(gb[i])) << run.name << ", gradient element " << i;
+    }
+  }
 }
 
 TEST(Gpt, KvCacheSamplingEqualsFullRecompute) {
