@@ -12,7 +12,8 @@ is training time / --time-budget, or step / --steps).  Batches are consecutive B
 spans of --tokens (wrapping around), B windows of T+1 tokens at seeded random offsets of a
 nanotrain data folder's training shards (--shards, nanoGPT's sampling), or uniform random
 tokens.  With --time-budget no step starts that the last step's time says would end after
-the budget (nanotrain's rule).  Step timing starts after 2 warm-up steps.  --save-weights
+the budget (nanotrain's rule), so training overruns it by at most its last iteration (JSON
+last_iteration_seconds).  Step timing starts after 2 warm-up steps.  --save-weights
 writes the trained model as a nanotrain model.safetensors (nanotrain's `eval bpb` reads it
 from a run folder).  Prints one JSON line.
 """
@@ -151,10 +152,11 @@ def main():
     data = batches(tokens, B, T, args.vocab_size, args.seed, random_windows=bool(args.shards))
     autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if args.dtype == "bf16"
                 else contextlib.nullcontext())
-    step_times, loss, step, last = [], float("nan"), 0, 0.0
+    step_times, loss, step, last, last_iteration = [], float("nan"), 0, 0.0, 0.0
     start = time.perf_counter()
     while max_steps is None or step < max_steps:
-        elapsed = time.perf_counter() - start
+        t_iter = time.perf_counter()
+        elapsed = t_iter - start
         if args.time_budget is not None and elapsed + last > args.time_budget:
             break
         progress = elapsed / args.time_budget if args.time_budget else step / max_steps
@@ -167,6 +169,7 @@ def main():
         opt.step(lr_multiplier(progress, args.warmdown_frac, args.final_lr_frac))
         loss = loss_t.item()
         last = time.perf_counter() - t0
+        last_iteration = time.perf_counter() - t_iter
         if step >= WARMUP_STEPS:
             step_times.append(last)
         step += 1
@@ -178,6 +181,8 @@ def main():
         "steps": step,
         "tokens_trained": B * T * step,
         "train_seconds": time.perf_counter() - start,
+        # The budget rule's bound: train_seconds <= budget + this (the last batch and step).
+        "last_iteration_seconds": last_iteration,
         "dtype": args.dtype,
         "final_loss": loss,
     }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The bf16 GEMMs of the kernel table on CPUs with AMX: matmul_bf16_amx (gemm_bf16_amx.cc) where
 // it beat oneDNN 2.x's AMX matmul on this model's shapes (the linear layers' products over a
-// whole batch and their weight gradients, the head's gradients: 10-35 %, docs/PERFORMANCE.md),
-// oneDNN for the rest (tiles_gain below; Newton-Schulz's products among them) and for the
-// transposes it does not take.
+// whole batch and their weight gradients, the head's gradients: 15-45 %, docs/PERFORMANCE.md;
+// Newton-Schulz's longest products on one thread), oneDNN for the rest (tiles_gain below; most
+// of Newton-Schulz's products among them) and for the transposes it does not take.
 #include <omp.h>
 
 #include "backends/cpu/cpu_ops.h"
