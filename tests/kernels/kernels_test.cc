@@ -481,7 +481,7 @@ TEST(KernelParity, MatmulBf16OutAllTransposes) {
 // or packed (a row tail, a k tail, misaligned operands, A^T B with m > n and m <= n),
 // reductions past one chunk (2048 with A packed, 4096 in place) added into C, beta 0, 1 and
 // 0.5, bf16 C, a row stride past n (whose columns must stay untouched), C's streaming stores
-// (16 MiB and more; a bf16 C staged two column blocks wide, with an odd count of them), and
+// (8 MiB and more; a bf16 C staged two column blocks wide, with an odd count of them), and
 // one or two threads.
 TEST(KernelParity, MatmulBf16AmxPaths) {
   if (!cpu_features().amx_bf16) GTEST_SKIP() << "no AMX on this CPU (or NANOTRAIN_NO_AMX)";
@@ -498,6 +498,7 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
       {96, 200, 96, 200, false, true, true, false, 0.0f},      // bf16 C
       {70, 33, 2100, 33, false, false, true, false, 0.0f},     // bf16 C, one chunk of 2112
       {2048, 2048, 32, 2048, false, true, false, false, 0.0f},  // fp32 C of 16 MiB: streamed
+      {1024, 2048, 32, 2048, false, true, false, false, 0.0f},  // fp32 C of 8 MiB: streamed
       {2048, 2056, 32, 2056, false, true, false, false, 0.5f},  // the same size, beta 0.5, odd blocks
       {2048, 2048, 600, 2048, false, true, false, false, 1.0f}, // C += through the tiles, 16 MiB
       {4096, 2048, 32, 2048, false, false, true, false, 0.0f},  // bf16 C of 16 MiB: streamed
