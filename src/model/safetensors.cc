@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "model/safetensors.h"
 
+#include <cstdint>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -82,6 +83,21 @@ StFile load_safetensors(const std::string& path) {
   return parse_safetensors(m.data(), m.size(), path);
 }
 
+namespace {
+// A header array of whole numbers (shape, data offsets). Anything else, a float among them
+// (converting 2.4e70 to an integer is undefined), is a malformed entry.
+std::vector<int64_t> whole_numbers(const nlohmann::json& j, const char* path, const std::string& tensor) {
+  if (!j.is_array()) fail("%s: tensor %s: malformed header entry", path, tensor.c_str());
+  std::vector<int64_t> v;
+  for (const auto& x : j) {
+    if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > uint64_t(INT64_MAX)))
+      fail("%s: tensor %s: malformed header entry", path, tensor.c_str());
+    v.push_back(x.get<int64_t>());
+  }
+  return v;
+}
+}  // namespace
+
 StFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& path) {
   struct {
     const uint8_t* b;
@@ -118,8 +134,12 @@ StFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& p
     StTensor t;
     try {
       t.dtype = e.at("dtype").get<std::string>();
-      t.shape = e.at("shape").get<std::vector<int64_t>>();
-      auto offs = e.at("data_offsets").get<std::vector<uint64_t>>();
+      t.shape = whole_numbers(e.at("shape"), p, it.key());
+      std::vector<uint64_t> offs;
+      for (int64_t o : whole_numbers(e.at("data_offsets"), p, it.key())) {
+        if (o < 0) fail("%s: tensor %s has data offsets outside the file", p, it.key().c_str());
+        offs.push_back(uint64_t(o));
+      }
       const size_t es = dtype_size(t.dtype);
       if (es == 0) fail("%s: tensor %s has unsupported dtype %s", p, it.key().c_str(), t.dtype.c_str());
       if (offs.size() != 2 || offs[0] > offs[1] || offs[1] > data_size)

@@ -11,6 +11,7 @@
 #include "core/check.h"
 #include "eval/sampler.h"
 #include "model/gpt.h"
+#include "model/safetensors.h"
 #include "model/weights_io.h"
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
@@ -141,6 +142,29 @@ TEST(Gpt, WeightsRoundTripThroughSafetensors) {
   other.d_model = 32, other.head_dim = 8;
   ParamArena wrong(other);
   EXPECT_THROW(load_weights(path, other, wrong), Error);
+}
+
+// Shapes and data offsets must be whole numbers: a float (found by the fuzzer: 2.4e70, whose
+// conversion to an integer is undefined), a string or a negative offset is a one-line error.
+TEST(Safetensors, NonIntegerShapesAndOffsetsAreMalformed) {
+  auto file = [](const std::string& shape, const std::string& offsets) {
+    const std::string h = R"({"w":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":)" + offsets + "}}";
+    std::string b(8, '\0');
+    for (int i = 0; i < 8; ++i) b[size_t(i)] = char(uint8_t(uint64_t(h.size()) >> (8 * i)));
+    b += h;
+    b.append(8, '\0');  // two floats of data
+    return std::vector<uint8_t>(b.begin(), b.end());
+  };
+  const auto ok = file("[2]", "[0,8]");
+  EXPECT_EQ(parse_safetensors(ok.data(), ok.size(), "w.safetensors").tensors.at("w").numel(), 2);
+  for (const auto& [shape, offsets] : std::vector<std::pair<std::string, std::string>>{
+           {"[2.4e70]", "[0,8]"}, {"[2.0]", "[0,8]"}, {"[\"2\"]", "[0,8]"}, {"[2]", "[0,8.0]"},
+           {"[2]", "[-8,0]"}, {"2", "[0,8]"}, {"[2]", "[0,18446744073709551615]"}}) {
+    const auto b = file(shape, offsets);
+    const std::string err = test::error_of([&] { parse_safetensors(b.data(), b.size(), "w.safetensors"); });
+    EXPECT_NE(err.find("w.safetensors: tensor w"), std::string::npos) << shape << " " << offsets << ": " << err;
+    EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+  }
 }
 
 TEST(Gpt, ParamCountsAndPresets) {
