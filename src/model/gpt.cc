@@ -186,7 +186,7 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
   }
 }
 
-double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float* losses) {
+double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float* losses, bool accumulate) {
   const int64_t C = cfg_.d_model, V = cfg_.vocab_size;
   ModelTensors w = params_.views();
   ModelTensors g = grads_.views();
@@ -216,7 +216,7 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
       profile::Zone z(profile::kHead);
       // dW_head += dlogits^T lnf; dlnf = dlogits W_head.
       const Operand dlogits = bf16_grad ? Operand{nullptr, h2_.data()} : act(h2_, logits_.data(), rows * V);
-      mm(g.lm_head, dlogits, lnf_r, V, C, rows, true, false, r0 == 0 ? grad_beta_ : 1.0f);
+      mm(g.lm_head, dlogits, lnf_r, V, C, rows, true, false, accumulate || r0 > 0 ? 1.0f : 0.0f);
       mm(dlnf_.data() + r0 * C, dlogits, head, rows, C, V, false, false, 0.0f);
     }
   }
@@ -240,17 +240,16 @@ double Gpt::forward_backward(const int32_t* inputs, const int32_t* targets, int 
     if (!accumulate) grads_.data.zero();
     return 0.0;
   }
-  grad_beta_ = accumulate ? 1.0f : 0.0f;
   double total = 0;
   {
     // The head's backward runs fused inside head_loss: it is counted in the forward phase.
     profile::Zone z(profile::kForward);
     forward_blocks(inputs, B, T);
-    total = head_loss(targets, N, float(grad_scale / double(valid)), row_loss_.data());
+    total = head_loss(targets, N, float(grad_scale / double(valid)), row_loss_.data(), accumulate);
   }
   {
     profile::Zone z(profile::kBackward);
-    backward_blocks(inputs, B, T);
+    backward_blocks(inputs, B, T, accumulate);
   }
   return total / double(valid);
 }

@@ -77,9 +77,10 @@ class Gpt {
  private:
   void forward_blocks(const int32_t* inputs, int B, int T);
   // Head + loss over the final normalised activations; if grad_scale != 0, also writes
-  // dlnf and adds the head gradient (grad_beta_ says whether onto the old one).
-  double head_loss(const int32_t* targets, int64_t N, float grad_scale, float* losses);
-  void backward_blocks(const int32_t* inputs, int B, int T);
+  // dlnf and the head gradient: added to the old one, or (accumulate false) overwriting it.
+  double head_loss(const int32_t* targets, int64_t N, float grad_scale, float* losses, bool accumulate = true);
+  // The layers' and embedding's gradients, added or (accumulate false) overwriting.
+  void backward_blocks(const int32_t* inputs, int B, int T, bool accumulate);
 
   // A GEMM operand: the fp32 tensor and, in bf16, its bf16 copy (the one used).
   struct Operand {
@@ -98,7 +99,6 @@ class Gpt {
   Precision precision_;
   int max_b_, max_t_;
   ParamArena params_, grads_;
-  float grad_beta_ = 1.0f;  // 1: this backward adds to grads_; 0: it overwrites them
   Buffer<float> cos_, sin_;
   // Activations.
   Buffer<float> ln0_, rstd0_;   // (N, C) normalised embedding (the residual's start), (N)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The backward pass: the forward's steps of gpt.cc in exact reverse order. Parameter gradients
-// accumulate (+=), or are overwritten (grad_beta_ 0: a step's first micro-batch); dx_ is the
+// accumulate (+=), or are overwritten (accumulate false: a step's first micro-batch); dx_ is the
 // gradient of the residual stream.
 #include <algorithm>
 
@@ -10,11 +10,12 @@
 
 namespace nt {
 
-void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
+void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) {
   const int64_t N = int64_t(B) * T, C = cfg_.d_model, H = cfg_.n_head, KVH = cfg_.n_kv_head,
                 D = cfg_.head_dim, HD = H * D, KD = KVH * D, F = cfg_.mlp_dim();
   ModelTensors w = params_.views();
   ModelTensors g = grads_.views();
+  const float beta_w = accumulate ? 1.0f : 0.0f;  // the weight gradients' GEMMs: add, or overwrite
   using profile::Zone;
   // Final norm: dx = rmsnorm_bwd(dlnf) (head_loss already produced dlnf).
   {
@@ -39,7 +40,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
     {
       Zone z(profile::kMlpDown);
       const Operand dx = act(h0_, dx_.data(), N * C);
-      mm(lg.wproj, dx, h, C, F, N, true, false, grad_beta_);
+      mm(lg.wproj, dx, h, C, F, N, true, false, beta_w);
       if (precision_ == Precision::kBf16) k_.matmul_bf16_out(dact_h_.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);
       else mm(dact_.data(), dx, weight(lw.wproj), N, F, C, false, false, 0.0f);
     }
@@ -55,7 +56,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
     }
     {
       Zone z(profile::kMlpUp);
-      mm(lg.wfc, dact, act(h0_, a.ln2.data(), N * C), F, C, N, true, false, grad_beta_);
+      mm(lg.wfc, dact, act(h0_, a.ln2.data(), N * C), F, C, N, true, false, beta_w);
       mm(dln_.data(), dact, weight(lw.wfc), N, C, F, false, false, 0.0f);
     }
     {
@@ -66,7 +67,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
     {
       Zone z(profile::kAttnOut);
       const Operand dx = act(h0_, dx_.data(), N * C);
-      mm(lg.wo, dx, act(h1_, a.att.data(), N * HD), C, HD, N, true, false, grad_beta_);
+      mm(lg.wo, dx, act(h1_, a.att.data(), N * HD), C, HD, N, true, false, beta_w);
       mm(datt_.data(), dx, weight(lw.wo), N, HD, C, false, false, 0.0f);
     }
     {
@@ -92,14 +93,14 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
         k_.to_bf16_rows(h1_.data() + HD, Q, dk_.data(), N, KD);
         k_.to_bf16_rows(h1_.data() + HD + KD, Q, dv_.data(), N, KD);
         const Operand dqkv{nullptr, h1_.data()};
-        mm(lg.wq, dqkv, ln1, Q, C, N, true, false, grad_beta_);
+        mm(lg.wq, dqkv, ln1, Q, C, N, true, false, beta_w);
         mm(dln_.data(), dqkv, weight(lw.wq), N, C, Q, false, false, 0.0f);
       } else {
         const Operand dq = act(h1_, dq_.data(), N * HD), dk = act(h2_, dk_.data(), N * KD),
                       dv = act(h3_, dv_.data(), N * KD);
-        mm(lg.wq, dq, ln1, HD, C, N, true, false, grad_beta_);
-        mm(lg.wk, dk, ln1, KD, C, N, true, false, grad_beta_);
-        mm(lg.wv, dv, ln1, KD, C, N, true, false, grad_beta_);
+        mm(lg.wq, dq, ln1, HD, C, N, true, false, beta_w);
+        mm(lg.wk, dk, ln1, KD, C, N, true, false, beta_w);
+        mm(lg.wv, dv, ln1, KD, C, N, true, false, beta_w);
         mm(dln_.data(), dq, weight(lw.wq), N, C, HD, false, false, 0.0f);
         mm(dln_.data(), dk, weight(lw.wk), N, C, KD, false, false, 1.0f);
         mm(dln_.data(), dv, weight(lw.wv), N, C, KD, false, false, 1.0f);
@@ -114,7 +115,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T) {
   {
     Zone z(profile::kEmbed);
     k_.rmsnorm_bwd(dln_.data(), dx_.data(), ln0_.data(), rstd0_.data(), N, C, false);
-    if (grad_beta_ == 0.0f) {  // the scatter-add below starts from zeros
+    if (!accumulate) {  // the scatter-add below starts from zeros
       Zone zero(profile::kZeroGrad);
       std::fill_n(g.wte, int64_t(cfg_.vocab_size) * C, 0.0f);
     }

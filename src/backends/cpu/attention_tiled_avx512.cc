@@ -54,11 +54,17 @@ struct Avx512Passes {
     for (int64_t j = n; j < n_pad; ++j) dst[j] = 0;
   }
 
+  // Whether every row of dst (row stride ldd floats) starts on a 64-byte line: then the blocks
+  // below go out with streaming stores.
+  static bool aligned_rows(const float* dst, int64_t ldd) {
+    return (reinterpret_cast<uintptr_t>(dst) & 63) == 0 && ldd % 16 == 0;
+  }
+
   // dst (rows x cols, row stride ldd) = src (rows x cols, contiguous): a block of O or dQ out of
   // the tile products' scratch, with streaming stores where dst's rows are aligned whole lines
   // (the products straight into O or dQ read each of their lines for ownership first).
   static void write_rows(float* dst, int64_t ldd, const float* src, int64_t rows, int64_t cols) {
-    const bool lines = (reinterpret_cast<uintptr_t>(dst) & 63) == 0 && ldd % 16 == 0 && cols % 16 == 0;
+    const bool lines = aligned_rows(dst, ldd) && cols % 16 == 0;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < cols; j += 16) {
         const __mmask16 m = lanes16(cols - j);
@@ -75,7 +81,7 @@ struct Avx512Passes {
   // read every line for ownership first, rows 2 KiB or more apart (depth 8's shapes: the
   // backward 15.7-16.3 -> 12.5-13.9 ms; whole lines stored through the cache gained nothing).
   static void write_transposed(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows, int64_t cols) {
-    const bool lines = (reinterpret_cast<uintptr_t>(dst) & 63) == 0 && ldd % 16 == 0;
+    const bool lines = aligned_rows(dst, ldd);
     const int64_t rows16 = rows / 16 * 16, cols16 = cols / 16 * 16;
     for (int64_t j = 0; j < cols16; j += 16) {
       for (int64_t i = 0; i < rows16; i += 16) {
@@ -93,7 +99,7 @@ struct Avx512Passes {
     }
     for (int64_t j = cols16; j < cols; ++j)
       for (int64_t i = 0; i < rows; ++i) dst[j * ldd + i] = src[i * lds + j];
-    _mm_sfence();  // the streaming stores are seen before the region's closing barrier
+    if (lines) _mm_sfence();  // seen before the region's closing barrier
   }
 
   static float row_max(const float* s, int64_t n) {

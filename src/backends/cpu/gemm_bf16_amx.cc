@@ -19,10 +19,10 @@
 // Rows, columns and reductions past the ends are packed as zeros, so every tile product is
 // whole. C += P on whole fp32 blocks goes from C to the tiles and back; every other block goes
 // through a staging block of 32 fp32 rows (edges, bf16 C, beta other than 1), and onto a large C
-// with streaming stores, in runs of up to 8 column blocks along its rows. Every tile operand is 64-byte aligned: a tile row across two cache lines
-// loaded 6.5x slower. Built with -mamx-tile -mamx-bf16 (and AVX-512 BW, VL, BF16); called only
-// when cpu_features().amx_bf16. Like the other vector units it instantiates no standard-library
-// code.
+// with streaming stores, in runs of up to 8 column blocks along its rows. Every tile operand is
+// 64-byte aligned: a tile row across two cache lines loaded 6.5x slower. Built with -mamx-tile
+// -mamx-bf16 (and AVX-512 BW, VL, BF16); called only when cpu_features().amx_bf16. Like the other
+// vector units it instantiates no standard-library code.
 #include <omp.h>
 
 #include "backends/cpu/amx_tiles.h"
@@ -209,7 +209,8 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
   // X's rows are read in place where they are whole aligned k-steps (no packing), except under a
   // bf16 C: there the packed X measured 5-10 % faster (the MLP's up product, 8192 x 2048 x 512;
   // under fp32 C in place was 2-4 % faster, docs/PERFORMANCE.md).
-  const bool x_in_place = !bf16_out && x.col == 1 && k % 32 == 0 && (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
+  const bool x_in_place =
+      !bf16_out && x.col == 1 && k % 32 == 0 && (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
   // C's whole blocks go to and from the tiles directly where its rows are aligned lines.
   const bool c_lines = !bf16_out && (reinterpret_cast<uintptr_t>(c) & 63) == 0 && ldc % 16 == 0;
 
@@ -243,6 +244,19 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
     for (int64_t k0 = 0; k0 < k; k0 += chunk) {
       const int64_t kc = k - k0 < chunk ? k - k0 : chunk, steps = round_up(kc, 32) / 32;
       const float bc = k0 == 0 ? beta : 1.0f;  // later chunks add to the first's
+      // Blocks go `wide` column blocks at a time, for longer runs along C's rows: streaming
+      // stores of one 64-byte line a row, rows 4 KiB apart, ran at half the bandwidth of 128-byte
+      // runs (14 against 27 GB/s on one core). Measured best: a streamed C 8 wide over short
+      // reductions (the q, k, v products, 8192 x 1536 x 512 with fp32 C: 6.8-7.0 -> 5.3-5.4 ms),
+      // else 2; C += through the tiles (direct, below) 4 wide over short ones (the attention's
+      // output product, 8192 x 512 x 512: 1.92 -> 1.75 ms), else 2; the rest (C in cache) 1,
+      // bf16 C 2.
+      const bool short_k = kc_max <= 512, through_tiles = c_lines && bc == 1.0f;
+      const int64_t wide = through_tiles ? (short_k ? 4 : 2)
+                           : out.stream  ? (short_k ? kMaxWide : 2)
+                           : out.bf16    ? 2
+                                         : 1;
+      const int64_t tld = 32 * wide;  // staging row stride
       if (y.col == 1) {
         const int64_t pairs = round_up(kc, 32) / 2;
 #pragma omp for schedule(static)
@@ -260,16 +274,7 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
         if (x_in_place && mr % 32 == 0) at = {x.p + i0 * x.row + k0, 16 * x.row, 32, 2 * x.row};
         else pack_x(xp, x, i0, mr, groups, k0, kc);
         // A staged block is written out after the next block's tile products, so that its tile
-        // stores have completed by the time its lines are read. Blocks go `wide` column blocks
-        // at a time, for longer runs along C's rows: streaming stores of one 64-byte line a row,
-        // rows 4 KiB apart, ran at half the bandwidth of 128-byte runs (14 against 27 GB/s on
-        // one core). Measured best: a streamed C 8 wide over short reductions (the q, k, v
-        // products, 8192 x 1536 x 512 with fp32 C: 6.8-7.0 -> 5.3-5.4 ms), else 2; C += through
-        // the tiles (direct, below) 4 wide over short ones (the attention's output product,
-        // 8192 x 512 x 512: 1.92 -> 1.75 ms), else 2; the rest (C in cache) 1, bf16 C 2.
-        const bool short_k = kc_max <= 512, through_tiles = c_lines && bc == 1.0f;
-        const int64_t wide = through_tiles ? (short_k ? 4 : 2) : out.stream ? (short_k ? kMaxWide : 2) : out.bf16 ? 2 : 1;
-        const int64_t tld = 32 * wide;
+        // stores have completed by the time its lines are read.
         int64_t staged_i = -1, staged_j = 0, staged_rows = 0, staged_cols = 0;
         int cur = 0;
         const int64_t q0 = col_pairs * part / col_parts, q1 = col_pairs * (part + 1) / col_parts;
@@ -282,7 +287,8 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
             const bool direct = through_tiles && rows == 32 && nc == tld;
             for (int64_t dq = 0; dq < wide && q + dq < q1; ++dq) {
               const TileOperand bt{yp + 2 * (q + dq) * steps * 512, steps * 512, 512, 64};  // 2 panels
-              if (direct) tile_block<2, 2>(ag, bt, steps, static_cast<float*>(c) + bi * ldc + j0 + 32 * dq, ldc, true);
+              if (direct)
+                tile_block<2, 2>(ag, bt, steps, static_cast<float*>(c) + bi * ldc + j0 + 32 * dq, ldc, true);
               else tile_block<2, 2>(ag, bt, steps, t[cur] + 32 * dq, tld, false);
             }
             if (direct) continue;

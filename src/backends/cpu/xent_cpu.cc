@@ -15,8 +15,6 @@ namespace nt::cpu {
 
 namespace {
 
-constexpr int64_t kAheadFloats = 1024;  // software prefetch distance (4 KiB)
-
 // dlog == nullptr: the gradient overwrites logits (fp32); else it goes to dlog as bf16 and
 // logits is left holding the capped logits z.
 void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap, float grad_scale,
@@ -40,13 +38,12 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
       }
       // Pass 1: z = cap tanh(l / cap), kept in l, and sum exp(z - cap). |z| <= cap, so the
       // shift by cap replaces the usual max pass and nothing overflows.
-      // The logits usually come from memory: each line is fetched kAheadFloats ahead, as in
-      // xent_avx512.cc (the hardware prefetchers did not keep ahead of the loop there).
+      // Each line of logits fetched kXentPrefetchFloats ahead (cpu_ops.h says why).
       __m256 acc = _mm256_setzero_ps();
       int64_t i = 0;
       for (; i + 8 <= V; i += 8) {
-        if ((i & 15) == 0 && r * V + i + kAheadFloats < rows * V)
-          _mm_prefetch(reinterpret_cast<const char*>(l + i + kAheadFloats), _MM_HINT_T0);
+        if ((i & 15) == 0 && r * V + i + kXentPrefetchFloats < rows * V)
+          _mm_prefetch(reinterpret_cast<const char*>(l + i + kXentPrefetchFloats), _MM_HINT_T0);
         const __m256 z = _mm256_mul_ps(vcap, tanh8(_mm256_mul_ps(_mm256_loadu_ps(l + i), vinv)));
         _mm256_storeu_ps(l + i, z);
         acc = _mm256_add_ps(acc, exp8(_mm256_sub_ps(z, vcap)));
