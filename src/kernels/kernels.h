@@ -123,7 +123,21 @@ struct KernelTable {
   // The bf16 GEMMs run on matrix tiles (AMX): several times the fp32 rate rather than about
   // twice, which changes which Newton-Schulz iteration is cheaper in bf16.
   bool bf16_matrix_tiles = false;
+
+  // Muon's plain bf16 Newton-Schulz iteration as one op, where a backend runs it faster than
+  // NewtonSchulzBf16 composes it from the GEMMs above (null: it composes them). x (m, n), m <= n,
+  // already normalised, is iterated `steps` times in place with NewtonSchulzBf16's products and
+  // roundings; g, g2: fp32 scratch (m, m); work: bf16 scratch of newton_schulz_bf16_work(m, n)
+  // elements, 64-byte aligned. Threaded over omp_get_max_threads(). Returns false, having done
+  // nothing, for shapes it does not take (the CPU's: m and n whole multiples of 32).
+  bool (*newton_schulz_bf16)(float* x, float* g, float* g2, uint16_t* work, int64_t m, int64_t n, int steps) = nullptr;
 };
+
+// The quintic of Muon's Newton-Schulz iteration, X' = (a I + b A + c A A) X with A = X X^T.
+inline constexpr float kNewtonSchulzA = 3.4445f, kNewtonSchulzB = -4.7750f, kNewtonSchulzC = 2.0315f;
+// The bf16 scratch of KernelTable::newton_schulz_bf16: the iterate in three layouts (one twice)
+// and three (m, m) operands.
+inline int64_t newton_schulz_bf16_work(int64_t m, int64_t n) { return 4 * m * n + 3 * m * m; }
 
 // The plain reference (single thread, naive loops) and the CPU backend chosen for this CPU.
 const KernelTable& ref_kernels();

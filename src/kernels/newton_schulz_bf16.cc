@@ -10,9 +10,8 @@
 namespace nt {
 
 void newton_schulz_poly(const KernelTable& k, float* b, const float* a, int64_t m) {
-  const float ca = 3.4445f, cb = -4.7750f, cc = 2.0315f;
-  k.axpby(b, a, m * m, cb, cc);                          // b A + c A A
-  for (int64_t i = 0; i < m; ++i) b[i * m + i] += ca;  // + a I
+  k.axpby(b, a, m * m, kNewtonSchulzB, kNewtonSchulzC);              // b A + c A A
+  for (int64_t i = 0; i < m; ++i) b[i * m + i] += kNewtonSchulzA;  // + a I
 }
 
 void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r, int64_t m, bool last) {
@@ -31,11 +30,16 @@ void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r,
 void NewtonSchulzBf16::run(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n, int steps) {
   NT_CHECK(m <= n, "newton_schulz wants rows <= cols (%ld, %ld)", long(m), long(n));
   NT_CHECK(k.to_bf16 && k.matmul_bf16 && k.matmul_bf16_out, "backend %s has no bf16 GEMM", k.name);
-  if (xh_.size() < size_t(m * n)) xh_.resize(size_t(m * n)), xh2_.resize(size_t(m * n));
-  if (ah_.size() < size_t(m * m)) ah_.resize(size_t(m * m)), bh_.resize(size_t(m * m));
   const float norm = float(std::sqrt(k.sum_squares(x, m * n)));
   k.axpby(x, x, m * n, 0.0f, 1.0f / (norm + 1e-7f));
   if (steps <= 0) return;
+  if (k.newton_schulz_bf16 && !newton_schulz_bf16_on_gram(k, m, n)) {
+    const size_t need = size_t(newton_schulz_bf16_work(m, n));
+    if (work_.size() < need) work_.resize(need);
+    if (k.newton_schulz_bf16(x, a, b, work_.data(), m, n, steps)) return;
+  }
+  if (xh_.size() < size_t(m * n)) xh_.resize(size_t(m * n)), xh2_.resize(size_t(m * n));
+  if (ah_.size() < size_t(m * m)) ah_.resize(size_t(m * m)), bh_.resize(size_t(m * m));
   if (newton_schulz_bf16_on_gram(k, m, n)) return run_on_gram(k, x, a, b, m, n, steps);
   k.to_bf16(xh_.data(), x, m * n);
   uint16_t *cur = xh_.data(), *next = xh2_.data();

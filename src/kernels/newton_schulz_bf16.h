@@ -40,6 +40,7 @@ class NewtonSchulzBf16 {
   void run_on_gram(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n, int steps);
 
   Buffer<uint16_t> xh_, xh2_, ah_, bh_;  // two (m, n) iterates, two (m, m) operands
+  Buffer<uint16_t> work_;                 // the table's newton_schulz_bf16 op's, where it has one
 };
 
 }  // namespace nt

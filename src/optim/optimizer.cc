@@ -97,14 +97,16 @@ ScratchSize scratch_size(const std::vector<ParamSpec>& specs, const std::vector<
 }  // namespace
 
 size_t Optimizer::state_floats(const std::vector<ParamSpec>& specs, int threads, bool bf16_newton_schulz) {
-  // m_ and v_ in the arena layout, and per thread the Newton-Schulz scratch x, y, a, b (and the
-  // bf16 version's two bf16 iterates and two bf16 operands: half a float each).
+  // m_ and v_ in the arena layout, and per thread the Newton-Schulz scratch x, y, a, b and the
+  // bf16 version's bf16 scratch (half a float an element): the composed iteration's two iterates
+  // and two operands, or the backend's one op's newton_schulz_bf16_work, 4 m n + 3 m², counted
+  // here (the larger) whatever the backend.
   size_t floats = 2 * arena_numel(specs);
   // (The split assumes no matrix tiles; with them it can differ a little: an estimate.)
   const int n_threads = threads > 0 ? threads : omp_get_max_threads();
   for (const auto& list : split_matrices(specs, n_threads, bf16_newton_schulz, false)) {
     const ScratchSize z = scratch_size(specs, list);
-    floats += size_t(2 * z.mat + 2 * z.gram + (bf16_newton_schulz ? z.mat + z.gram : 0));
+    floats += size_t(2 * z.mat + 2 * z.gram + (bf16_newton_schulz ? 2 * z.mat + (3 * z.gram + 1) / 2 : 0));
   }
   return floats;
 }

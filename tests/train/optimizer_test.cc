@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include "core/buffer.h"
 #include "core/rng.h"
 #include "model/params.h"
 #include "optim/optimizer.h"
@@ -135,6 +136,48 @@ TEST(Optimizer, Bf16NewtonSchulzMatchesThePlainIterationInDouble) {
         EXPECT_LT(test::rel_err(test::to_f64(x.data(), x.size()), want), gram ? 2e-2 : 4e-2)
             << m << " x " << n << ", " << steps << " steps" << (gram ? " (Gram iteration)" : "");
       }
+}
+
+// The backend's one-op bf16 Newton-Schulz (AMX here) against the iteration NewtonSchulzBf16
+// composes from the table's GEMMs, which rounds at the same points: measured identical but for
+// summation order (0 to 5e-3 after five steps), against 1.4-2.8 % from the exact iteration. On
+// shapes it takes (whole multiples of 32, square and long) and ones it leaves to the composed
+// version, one and two threads: the op's blocks each run on one thread, so the result does not
+// depend on the thread count.
+TEST(Optimizer, OneOpBf16NewtonSchulzMatchesTheComposedIteration) {
+  const KernelTable& k = cpu_kernels();
+  if (!k.newton_schulz_bf16) GTEST_SKIP() << "the " << k.name << " backend composes Newton-Schulz from GEMMs";
+  KernelTable composed = k;
+  composed.newton_schulz_bf16 = nullptr;
+  const int saved = omp_get_max_threads();
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{32, 32}, {64, 96}, {96, 320}, {160, 160}, {128, 512}})
+    for (int steps : {1, 2, 5}) {
+      const std::vector<double> x0 = test::randn(size_t(m * n), 33);
+      const std::vector<double> exact = newton_schulz_double(x0, m, n, steps);
+      std::vector<float> a(size_t(m * m)), b(size_t(m * m)), want = test::to_f32(x0);
+      NewtonSchulzBf16 reference;
+      reference.run(composed, want.data(), a.data(), b.data(), m, n, steps);
+      std::vector<float> got[2];
+      for (int threads : {1, 2}) {
+        omp_set_num_threads(threads);
+        std::vector<float>& x = got[threads - 1];
+        x = test::to_f32(x0);
+        NewtonSchulzBf16 ns;
+        ns.run(k, x.data(), a.data(), b.data(), m, n, steps);
+      }
+      omp_set_num_threads(saved);
+      EXPECT_LT(test::rel_err(test::to_f64(got[0].data(), got[0].size()), test::to_f64(want.data(), want.size())), 1e-2)
+          << m << " x " << n << ", " << steps << " steps";
+      EXPECT_LT(test::rel_err(test::to_f64(got[0].data(), got[0].size()), exact), 4e-2) << m << " x " << n;
+      EXPECT_EQ(got[0], got[1]) << m << " x " << n << ": one thread and two differ";
+    }
+  // Shapes the op does not take: it says so and leaves x alone (NewtonSchulzBf16 then composes).
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{40, 80}, {48, 64}, {64, 32}, {32, 100}}) {
+    std::vector<float> x(size_t(m * n), 0.5f), g(size_t(m * m)), g2(size_t(m * m));
+    Buffer<uint16_t> work(size_t(newton_schulz_bf16_work(m, n)));
+    EXPECT_FALSE(k.newton_schulz_bf16(x.data(), g.data(), g2.data(), work.data(), m, n, 5)) << m << " x " << n;
+    EXPECT_EQ(x, std::vector<float>(size_t(m * n), 0.5f));
+  }
 }
 
 TEST(Optimizer, MatricesSharedAmongThreadsGiveTheOneThreadUpdate) {

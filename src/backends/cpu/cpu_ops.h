@@ -116,6 +116,8 @@ void matmul_bf16_out_tiles(uint16_t* c, const uint16_t* a, const uint16_t* b, in
 // for A and B both transposed. Needs cpu_features().amx_bf16.
 bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
                      int64_t k, bool ta, bool tb, float beta);
+// KernelTable::newton_schulz_bf16 on AMX tiles (newton_schulz_amx.cc).
+bool newton_schulz_bf16_amx(float* x, float* g, float* g2, uint16_t* work, int64_t m, int64_t n, int steps);
 void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_rows_avx2(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols);

@@ -49,6 +49,7 @@ KernelTable make_cpu_table() {
       att_bf16.bwd,
   };
   t.bf16_matrix_tiles = amx;
+  if (amx) t.newton_schulz_bf16 = cpu::newton_schulz_bf16_amx;
   return t;
 }
 }  // namespace
