@@ -46,7 +46,7 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
     a.v.resize(N * KVH * D);
     a.att.resize(N * H * D), a.lse.resize(N * H);
     a.ln2.resize(N * C), a.rstd2.resize(N);
-    if (precision_ == Precision::kBf16) a.fc_h.resize(N * F);
+    if (precision_ == Precision::kBf16) a.fc_h.resize(N * F), a.ln1_h.resize(N * C), a.att_h.resize(N * H * D), a.ln2_h.resize(N * C);
     else a.fc.resize(N * F);
   }
   lnf_.resize(N * C);
@@ -58,7 +58,8 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
   else act_.resize(N * F), dact_.resize(N * F);
   datt_.resize(N * H * D), dq_.resize(N * H * D), dk_.resize(N * KVH * D), dv_.resize(N * KVH * D);
   if (precision_ == Precision::kBf16) {
-    NT_CHECK(k_.matmul_bf16 && k_.matmul_bf16_out && k_.to_bf16 && k_.relu2_fwd_bf16 && k_.relu2_bwd_bf16 && k_.softcap_xent_bf16 &&
+    NT_CHECK(k_.matmul_bf16 && k_.matmul_bf16_out && k_.to_bf16 && k_.rmsnorm_fwd_bf16 && k_.rmsnorm_bwd_bf16 &&
+                 k_.relu2_fwd_bf16 && k_.relu2_bwd_bf16 && k_.softcap_xent_bf16 &&
                  k_.attention_fwd_bf16 &&
                  k_.attention_bwd_bf16,
              "backend %s has no bf16 kernels", k_.name);
@@ -82,6 +83,22 @@ Gpt::Operand Gpt::act(Buffer<uint16_t>& slot, const float* x, int64_t n) {
   return {x, slot.data()};
 }
 
+Gpt::Operand Gpt::saved(const Buffer<float>& f, const Buffer<uint16_t>& h) const {
+  return {f.data(), precision_ == Precision::kBf16 ? h.data() : nullptr};
+}
+
+void Gpt::norm_fwd(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows) {
+  const float eps = float(cfg_.norm_eps);
+  if (precision_ == Precision::kBf16) k_.rmsnorm_fwd_bf16(out, out_h, rstd, inp, rows, cfg_.d_model, eps);
+  else k_.rmsnorm_fwd(out, rstd, inp, rows, cfg_.d_model, eps);
+}
+
+void Gpt::norm_bwd(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd, int64_t rows,
+                   bool accumulate) {
+  if (precision_ == Precision::kBf16) k_.rmsnorm_bwd_bf16(dinp, dinp_h, dout, out, rstd, rows, cfg_.d_model, accumulate);
+  else k_.rmsnorm_bwd(dinp, dout, out, rstd, rows, cfg_.d_model, accumulate);
+}
+
 Gpt::Operand Gpt::weight(const float* p) const {
   if (precision_ != Precision::kBf16) return {p, nullptr};
   return {p, wbf_.data() + (p - params_.data.data())};
@@ -92,7 +109,8 @@ size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision
                F = c.mlp_dim();
   const bool in_bf16 = precision == Precision::kBf16;
   // fp32 runs keep the MLP's pre-activation (per layer) and its activation and gradient
-  // (scratch) in fp32; bf16 runs keep the first and the gradient in bf16.
+  // (scratch) in fp32; bf16 runs keep the first and the gradient in bf16, and per layer the bf16
+  // operands of ln1, att and ln2.
   const size_t per_layer = N * (2 * C + 2 + H * D * 2 + H + 2 * KVH * D + KVH + H + (in_bf16 ? 0 : F));
   const size_t saved = c.depth * per_layer + N * (3 * C + 2);
   const size_t scratch = std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size + N + N * C * 3 +
@@ -101,7 +119,7 @@ size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision
   if (in_bf16)
     bf16 = size_t(count_params(c)) + N * std::max(C, H * D) + N * std::max(F, H * D + 2 * KVH * D) +
            std::max(N * KVH * D, std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size) + N * KVH * D +
-           (c.depth + 1) * N * F;
+           (c.depth + 1) * N * F + c.depth * N * (2 * C + H * D);
   return (saved + scratch) * sizeof(float) + bf16 * 2;
 }
 
@@ -131,11 +149,11 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
     // Attention: x += c_proj(attn(norm(rope(q)), norm(rope(k)), v)).
     {
       profile::Zone z(profile::kNorm);
-      k_.rmsnorm_fwd(a.ln1.data(), a.rstd1.data(), x_.data(), N, C, eps);
+      norm_fwd(a.ln1.data(), a.ln1_h.data(), a.rstd1.data(), x_.data(), N);
     }
     {
       profile::Zone z(profile::kQkv);
-      const Operand ln1 = act(h0_, a.ln1.data(), N * C);
+      const Operand ln1 = saved(a.ln1, a.ln1_h);
       mm(a.q.data(), ln1, weight(lw.wq), N, HD, C, false, true, 0.0f);
       mm(a.k.data(), ln1, weight(lw.wk), N, KD, C, false, true, 0.0f);
       mm(a.v.data(), ln1, weight(lw.wv), N, KD, C, false, true, 0.0f);
@@ -152,16 +170,16 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
     }
     {
       profile::Zone z(profile::kAttnOut);
-      mm(x_.data(), act(h0_, a.att.data(), N * HD), weight(lw.wo), N, C, HD, false, true, 1.0f);
+      mm(x_.data(), act(a.att_h, a.att.data(), N * HD), weight(lw.wo), N, C, HD, false, true, 1.0f);
     }
     // MLP: x += c_proj(relu(c_fc(norm(x)))^2).
     {
       profile::Zone z(profile::kNorm);
-      k_.rmsnorm_fwd(a.ln2.data(), a.rstd2.data(), x_.data(), N, C, eps);
+      norm_fwd(a.ln2.data(), a.ln2_h.data(), a.rstd2.data(), x_.data(), N);
     }
     {
       profile::Zone z(profile::kMlpUp);
-      const Operand ln2 = act(h0_, a.ln2.data(), N * C);
+      const Operand ln2 = saved(a.ln2, a.ln2_h);
       if (precision_ == Precision::kBf16) k_.matmul_bf16_out(a.fc_h.data(), ln2.h, weight(lw.wfc).h, N, F, C, false, true);
       else mm(a.fc.data(), ln2, weight(lw.wfc), N, F, C, false, true, 0.0f);
     }
@@ -182,7 +200,7 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
   }
   {
     profile::Zone z(profile::kNorm);
-    k_.rmsnorm_fwd(lnf_.data(), rstdf_.data(), x_.data(), N, C, eps);
+    norm_fwd(lnf_.data(), h0_.data(), rstdf_.data(), x_.data(), N);
   }
 }
 
@@ -191,7 +209,7 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
   ModelTensors w = params_.views();
   ModelTensors g = grads_.views();
   double total = 0;
-  const Operand lnf = act(h0_, lnf_.data(), N * C);
+  const Operand lnf{lnf_.data(), precision_ == Precision::kBf16 ? h0_.data() : nullptr};  // the final norm's copy
   const Operand head = weight(w.lm_head);
   const int64_t chunk = head_chunk_rows(V);
   for (int64_t r0 = 0; r0 < N; r0 += chunk) {

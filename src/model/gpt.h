@@ -29,6 +29,9 @@ struct LayerActs {
   Buffer<float> ln2, rstd2;       // (N, C), (N)
   Buffer<float> fc;               // (N, 4C)   pre-activation (fp32 runs)
   Buffer<uint16_t> fc_h;          // (N, 4C)   the same in bf16 runs: a bf16 GEMM output
+  // bf16 runs: the GEMM operands made from ln1, att and ln2 in the forward, kept for the
+  // backward's weight gradients instead of being converted again there.
+  Buffer<uint16_t> ln1_h, att_h, ln2_h;  // (N, C), (N, H*D), (N, C)
 };
 
 // Precision of the GEMMs. kFp32: everything fp32 (exact; the parity tests). kBf16: every
@@ -93,6 +96,13 @@ class Gpt {
   Operand act(Buffer<uint16_t>& slot, const float* x, int64_t n);
   // The operand for a parameter tensor (a pointer into params_): its bf16 copy in wbf_.
   Operand weight(const float* p) const;
+  // The operand for a saved activation f and, in bf16, its copy h made in the forward.
+  Operand saved(const Buffer<float>& f, const Buffer<uint16_t>& h) const;
+  // rmsnorm_fwd / rmsnorm_bwd; in bf16 they also write the result's bf16 copy into out_h (dinp_h),
+  // the GEMM operand that the next step reads.
+  void norm_fwd(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows);
+  void norm_bwd(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd, int64_t rows,
+                bool accumulate);
 
   ModelConfig cfg_;
   const KernelTable& k_;
@@ -112,7 +122,8 @@ class Gpt {
   Buffer<float> act_, dact_;          // (N, 4C), fp32 runs
   Buffer<uint16_t> dact_h_;           // (N, 4C), bf16 runs: the activation's gradient
   Buffer<float> datt_, dq_, dk_, dv_; // (N, H*D), (N, KVH*D) x2
-  // bf16 only: the weights' copy (params_ layout) and four operand slots.
+  // bf16 only: the weights' copy (params_ layout) and four operand slots. h0_ holds lnf's copy
+  // from the final norm until the head is done, then dx_'s from each norm's backward.
   Buffer<uint16_t> wbf_;
   Buffer<uint16_t> h0_, h1_, h2_, h3_;  // N*max(C,HD), N*max(F,HD+2KD), max(N*KD, chunk*V), N*KD
 };

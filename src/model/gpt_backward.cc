@@ -20,7 +20,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
   // Final norm: dx = rmsnorm_bwd(dlnf) (head_loss already produced dlnf).
   {
     Zone z(profile::kNorm);
-    k_.rmsnorm_bwd(dx_.data(), dlnf_.data(), lnf_.data(), rstdf_.data(), N, C, false);
+    norm_bwd(dx_.data(), h0_.data(), dlnf_.data(), lnf_.data(), rstdf_.data(), N, false);
   }
   for (int l = cfg_.depth - 1; l >= 0; --l) {
     const LayerActs& a = acts_[size_t(l)];
@@ -39,7 +39,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     }
     {
       Zone z(profile::kMlpDown);
-      const Operand dx = act(h0_, dx_.data(), N * C);
+      const Operand dx = saved(dx_, h0_);  // the norm's backward made its copy
       mm(lg.wproj, dx, h, C, F, N, true, false, beta_w);
       if (precision_ == Precision::kBf16) k_.matmul_bf16_out(dact_h_.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);
       else mm(dact_.data(), dx, weight(lw.wproj), N, F, C, false, false, 0.0f);
@@ -56,18 +56,18 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     }
     {
       Zone z(profile::kMlpUp);
-      mm(lg.wfc, dact, act(h0_, a.ln2.data(), N * C), F, C, N, true, false, beta_w);
+      mm(lg.wfc, dact, saved(a.ln2, a.ln2_h), F, C, N, true, false, beta_w);
       mm(dln_.data(), dact, weight(lw.wfc), N, C, F, false, false, 0.0f);
     }
     {
       Zone z(profile::kNorm);
-      k_.rmsnorm_bwd(dx_.data(), dln_.data(), a.ln2.data(), a.rstd2.data(), N, C, true);
+      norm_bwd(dx_.data(), h0_.data(), dln_.data(), a.ln2.data(), a.rstd2.data(), N, true);
     }
     // Attention, reverse of: q,k,v = ln1 W^T; rope; qk-norm; attention; x += att Wo^T.
     {
       Zone z(profile::kAttnOut);
-      const Operand dx = act(h0_, dx_.data(), N * C);
-      mm(lg.wo, dx, act(h1_, a.att.data(), N * HD), C, HD, N, true, false, beta_w);
+      const Operand dx = saved(dx_, h0_);
+      mm(lg.wo, dx, saved(a.att, a.att_h), C, HD, N, true, false, beta_w);
       mm(datt_.data(), dx, weight(lw.wo), N, HD, C, false, false, 0.0f);
     }
     {
@@ -83,7 +83,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     }
     {
       Zone z(profile::kQkv);
-      const Operand ln1 = act(h0_, a.ln1.data(), N * C);
+      const Operand ln1 = saved(a.ln1, a.ln1_h);
       if (precision_ == Precision::kBf16 && lw.wk == lw.wq + HD * C && lw.wv == lw.wk + KD * C) {
         // Wq, Wk, Wv lie back to back (so do their gradients and bf16 copies): with dq, dk, dv
         // side by side as one (N, HD + 2 KD) operand, both products are one GEMM each, and
@@ -108,7 +108,8 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     }
     {
       Zone z(profile::kNorm);
-      k_.rmsnorm_bwd(dx_.data(), dln_.data(), a.ln1.data(), a.rstd1.data(), N, C, true);
+      if (l > 0) norm_bwd(dx_.data(), h0_.data(), dln_.data(), a.ln1.data(), a.rstd1.data(), N, true);
+      else k_.rmsnorm_bwd(dx_.data(), dln_.data(), a.ln1.data(), a.rstd1.data(), N, C, true);  // to the embedding only
     }
   }
   // Embedding: x0 = rms(wte[idx]).

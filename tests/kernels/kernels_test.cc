@@ -419,6 +419,35 @@ TEST(KernelParity, ToBf16Rows) {
   }
 }
 
+// The norms with a bf16 copy: the fp32 results of rmsnorm_fwd / rmsnorm_bwd exactly, and the
+// copy exactly to_bf16 of them, dispatched and AVX2 floor, on awkward widths.
+TEST(KernelParity, RmsNormBf16CopyIsTheNormThenToBf16) {
+  using Fwd = decltype(KernelTable::rmsnorm_fwd_bf16);
+  using Bwd = decltype(KernelTable::rmsnorm_bwd_bf16);
+  const std::pair<Fwd, Bwd> impls[] = {{cpu.rmsnorm_fwd_bf16, cpu.rmsnorm_bwd_bf16},
+                                       {cpu::rmsnorm_fwd_bf16_avx2, cpu::rmsnorm_bwd_bf16_avx2}};
+  for (auto [rows, width] : {std::pair<int64_t, int64_t>{1, 1}, {9, 17}, {37, 45}, {130, 512}, {3, 1000}})
+    for (bool acc : {false, true})
+      for (int i = 0; i < 2; ++i) {
+        const std::string at = std::to_string(rows) + "x" + std::to_string(width) + (i ? " avx2" : " dispatched");
+        const size_t n = size_t(rows * width);
+        const auto x = to_f32(randn(n, 96, 3.0)), dy = to_f32(randn(n, 97)), dx0 = to_f32(randn(n, 98));
+        std::vector<float> out(n), rstd(static_cast<size_t>(rows)), dx = dx0, want_out(n), want_rstd(static_cast<size_t>(rows)), want_dx = dx0;
+        std::vector<uint16_t> out_h(n, 0x1234), dx_h(n, 0x1234), want_out_h(n), want_dx_h(n);
+        cpu.rmsnorm_fwd(want_out.data(), want_rstd.data(), x.data(), rows, width, 1e-6f);
+        cpu.rmsnorm_bwd(want_dx.data(), dy.data(), want_out.data(), want_rstd.data(), rows, width, acc);
+        (i ? cpu::to_bf16_row_avx2 : cpu.to_bf16)(want_out_h.data(), want_out.data(), int64_t(n));
+        (i ? cpu::to_bf16_row_avx2 : cpu.to_bf16)(want_dx_h.data(), want_dx.data(), int64_t(n));
+        impls[i].first(out.data(), out_h.data(), rstd.data(), x.data(), rows, width, 1e-6f);
+        impls[i].second(dx.data(), dx_h.data(), dy.data(), out.data(), rstd.data(), rows, width, acc);
+        EXPECT_EQ(out, want_out) << at;
+        EXPECT_EQ(rstd, want_rstd) << at;
+        EXPECT_EQ(out_h, want_out_h) << at;
+        EXPECT_EQ(dx, want_dx) << at << (acc ? " accumulating" : "");
+        EXPECT_EQ(dx_h, want_dx_h) << at << (acc ? " accumulating" : "");
+      }
+}
+
 TEST(KernelParity, MatmulBf16AllTransposes) {
   struct Shape { int64_t m, n, k; };
   std::vector<Shape> shapes = {{1, 1, 1}, {37, 19, 45}, {130, 67, 258}, {5, 300, 64}};

@@ -54,6 +54,12 @@ void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n) {
     _mm256_mask_storeu_epi16(dst + i, m, bf16x16(_mm512_maskz_loadu_ps(m, src + i)));
   });
 }
+void to_bf16_row_avx512(uint16_t* dst, const float* src, int64_t n) {
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = lanes16(n - j);
+    _mm256_mask_storeu_epi16(dst + j, m, bf16x16(_mm512_maskz_loadu_ps(m, src + j)));
+  }
+}
 void to_bf16_rows_avx512(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
 #pragma omp parallel if (rows * cols > 32768)
   {

@@ -118,6 +118,18 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
                      int64_t k, bool ta, bool tb, float beta);
 // KernelTable::newton_schulz_bf16 on AMX tiles (newton_schulz_amx.cc).
 bool newton_schulz_bf16_amx(float* x, float* g, float* g2, uint16_t* work, int64_t m, int64_t n, int steps);
+// One row's to_bf16 on the calling thread (for ops that convert rows inside their own threads).
+void to_bf16_row_avx2(uint16_t* dst, const float* src, int64_t n);
+void to_bf16_row_avx512(uint16_t* dst, const float* src, int64_t n);
+// rmsnorm_fwd / rmsnorm_bwd with the bf16 copy (kernels.h), converting with the row functions above.
+void rmsnorm_fwd_bf16_avx2(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows, int64_t dim,
+                           float eps);
+void rmsnorm_fwd_bf16_avx512(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows, int64_t dim,
+                             float eps);
+void rmsnorm_bwd_bf16_avx2(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
+                           int64_t rows, int64_t dim, bool acc);
+void rmsnorm_bwd_bf16_avx512(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
+                             int64_t rows, int64_t dim, bool acc);
 void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_rows_avx2(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols);

@@ -40,6 +40,8 @@ KernelTable make_cpu_table() {
       cpu::sum_squares,
       bf16 ? cpu::to_bf16_avx512 : cpu::to_bf16_avx2,
       bf16 ? cpu::to_bf16_rows_avx512 : cpu::to_bf16_rows_avx2,
+      bf16 ? cpu::rmsnorm_fwd_bf16_avx512 : cpu::rmsnorm_fwd_bf16_avx2,
+      bf16 ? cpu::rmsnorm_bwd_bf16_avx512 : cpu::rmsnorm_bwd_bf16_avx2,
       bf16 ? cpu::relu2_fwd_bf16_avx512 : cpu::relu2_fwd_bf16_avx2,
       bf16 ? cpu::relu2_bwd_bf16_avx512 : cpu::relu2_bwd_bf16_avx2,
       amx ? cpu::matmul_bf16_tiles : bf16 ? cpu::matmul_bf16_onednn : cpu::matmul_bf16_widen,

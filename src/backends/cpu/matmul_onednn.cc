@@ -243,6 +243,11 @@ void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = ref::to_bf16_1(src[i]);
 }
 
+void to_bf16_row_avx2(uint16_t* dst, const float* src, int64_t n) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) dst[j] = ref::to_bf16_1(src[j]);
+}
+
 void to_bf16_rows_avx2(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
 #pragma omp parallel for schedule(static) if (rows * cols > 32768)
   for (int64_t r = 0; r < rows; ++r)

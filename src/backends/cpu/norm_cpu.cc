@@ -8,7 +8,13 @@
 
 namespace nt::cpu {
 
-void rmsnorm_fwd(float* out, float* rstd, const float* inp, int64_t rows, int64_t dim, float eps) {
+namespace {
+// The norms' row loops; convert(dst, src, n), where given, writes each finished row's bf16 copy
+// while the row is in L1.
+using ConvertRow = void (*)(uint16_t* dst, const float* src, int64_t n);
+
+void rmsnorm_fwd_rows(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows, int64_t dim, float eps,
+                      ConvertRow convert) {
 #pragma omp parallel
   {
     profile::WorkZone work("rmsnorm fwd");
@@ -19,12 +25,13 @@ void rmsnorm_fwd(float* out, float* rstd, const float* inp, int64_t rows, int64_
       rstd[r] = s;
       float* y = out + r * dim;
       for (int64_t i = 0; i < dim; ++i) y[i] = x[i] * s;
+      if (convert) convert(out_h + r * dim, y, dim);
     }
   }
 }
 
-void rmsnorm_bwd(float* dinp, const float* dout, const float* out, const float* rstd, int64_t rows, int64_t dim,
-                 bool acc) {
+void rmsnorm_bwd_rows(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
+                      int64_t rows, int64_t dim, bool acc, ConvertRow convert) {
 #pragma omp parallel
   {
     profile::WorkZone work("rmsnorm bwd");
@@ -39,8 +46,35 @@ void rmsnorm_bwd(float* dinp, const float* dout, const float* out, const float* 
         for (int64_t i = 0; i < dim; ++i) dx[i] += s * (dy[i] - y[i] * m);
       else
         for (int64_t i = 0; i < dim; ++i) dx[i] = s * (dy[i] - y[i] * m);
+      if (convert) convert(dinp_h + r * dim, dx, dim);
     }
   }
+}
+}  // namespace
+
+void rmsnorm_fwd(float* out, float* rstd, const float* inp, int64_t rows, int64_t dim, float eps) {
+  rmsnorm_fwd_rows(out, nullptr, rstd, inp, rows, dim, eps, nullptr);
+}
+void rmsnorm_fwd_bf16_avx2(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows, int64_t dim,
+                           float eps) {
+  rmsnorm_fwd_rows(out, out_h, rstd, inp, rows, dim, eps, to_bf16_row_avx2);
+}
+void rmsnorm_fwd_bf16_avx512(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows, int64_t dim,
+                             float eps) {
+  rmsnorm_fwd_rows(out, out_h, rstd, inp, rows, dim, eps, to_bf16_row_avx512);
+}
+
+void rmsnorm_bwd(float* dinp, const float* dout, const float* out, const float* rstd, int64_t rows, int64_t dim,
+                 bool acc) {
+  rmsnorm_bwd_rows(dinp, nullptr, dout, out, rstd, rows, dim, acc, nullptr);
+}
+void rmsnorm_bwd_bf16_avx2(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
+                           int64_t rows, int64_t dim, bool acc) {
+  rmsnorm_bwd_rows(dinp, dinp_h, dout, out, rstd, rows, dim, acc, to_bf16_row_avx2);
+}
+void rmsnorm_bwd_bf16_avx512(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
+                             int64_t rows, int64_t dim, bool acc) {
+  rmsnorm_bwd_rows(dinp, dinp_h, dout, out, rstd, rows, dim, acc, to_bf16_row_avx512);
 }
 
 namespace {

@@ -262,6 +262,16 @@ inline float from_bf16_1(uint16_t h) {
 inline void to_bf16(uint16_t* dst, const float* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = to_bf16_1(src[i]);
 }
+inline void rmsnorm_fwd_bf16(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows, int64_t dim,
+                             float eps) {
+  rmsnorm_fwd<float>(out, rstd, inp, rows, dim, eps);
+  to_bf16(out_h, out, rows * dim);
+}
+inline void rmsnorm_bwd_bf16(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
+                             int64_t rows, int64_t dim, bool acc) {
+  rmsnorm_bwd<float>(dinp, dout, out, rstd, rows, dim, acc);
+  to_bf16(dinp_h, dinp, rows * dim);
+}
 inline void to_bf16_rows(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) to_bf16(dst + r * ld_dst, src + r * cols, cols);
 }

@@ -51,6 +51,8 @@ const KernelTable& ref_kernels() {
       sum_squares<float>,
       ref::to_bf16,
       ref::to_bf16_rows,
+      ref::rmsnorm_fwd_bf16,
+      ref::rmsnorm_bwd_bf16,
       ref::relu2_fwd_bf16,
       ref::relu2_bwd_bf16,
       matmul_bf16<float>,
