@@ -131,6 +131,14 @@ struct KernelTable {
   // twice, which changes which Newton-Schulz iteration is cheaper in bf16.
   bool bf16_matrix_tiles = false;
 
+  // --- Optional fused ops: null where a backend has none, and the caller composes them from the
+  // ops above (the same values; the fused op saves passes over memory). ---
+  // As matmul_bf16, with one operand (A when relu2_a, else B) read through the MLP's activation:
+  // its values are relu2_fwd_bf16's bf16(relu(x)²) of the bf16 x stored, never written out (the
+  // MLP's down product and its weight gradient read the pre-activation itself; null: the model
+  // runs relu2_fwd_bf16 into a buffer, then matmul_bf16).
+  void (*matmul_bf16_relu2)(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                            bool trans_a, bool trans_b, float beta, bool relu2_a) = nullptr;
   // Muon's plain bf16 Newton-Schulz iteration as one op, where a backend runs it faster than
   // NewtonSchulzBf16 composes it from the GEMMs above (null: it composes them). x (m, n), m <= n,
   // already normalised, is iterated `steps` times in place with NewtonSchulzBf16's products and

@@ -184,7 +184,7 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
       else mm(a.fc.data(), ln2, weight(lw.wfc), N, F, C, false, true, 0.0f);
     }
     Operand h{act_.data(), nullptr};
-    {
+    if (!fused_relu2()) {
       profile::Zone z(profile::kRelu2);
       if (precision_ == Precision::kBf16) {
         k_.relu2_fwd_bf16(h1_.data(), a.fc_h.data(), N * F);
@@ -195,7 +195,9 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
     }
     {
       profile::Zone z(profile::kMlpDown);
-      mm(x_.data(), h, weight(lw.wproj), N, C, F, false, true, 1.0f);
+      if (fused_relu2())  // relu2(fc) read as fc is packed
+        k_.matmul_bf16_relu2(x_.data(), a.fc_h.data(), weight(lw.wproj).h, N, C, F, false, true, 1.0f, true);
+      else mm(x_.data(), h, weight(lw.wproj), N, C, F, false, true, 1.0f);
     }
   }
   {

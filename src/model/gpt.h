@@ -96,6 +96,9 @@ class Gpt {
   Operand act(Buffer<uint16_t>& slot, const float* x, int64_t n);
   // The operand for a parameter tensor (a pointer into params_): its bf16 copy in wbf_.
   Operand weight(const float* p) const;
+  // Whether the MLP's down product and its weight gradient read relu2(fc) straight from fc (bf16,
+  // where the backend has matmul_bf16_relu2), instead of from relu2_fwd_bf16's output.
+  bool fused_relu2() const { return precision_ == Precision::kBf16 && k_.matmul_bf16_relu2; }
   // The operand for a saved activation f and, in bf16, its copy h made in the forward.
   Operand saved(const Buffer<float>& f, const Buffer<uint16_t>& h) const;
   // rmsnorm_fwd / rmsnorm_bwd; in bf16 they also write the result's bf16 copy into out_h (dinp_h),

@@ -28,7 +28,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     const LayerTensors& lg = g.layers[size_t(l)];
     // MLP, reverse of: fc = ln2 Wfc^T; act = relu2(fc); x += act Wproj^T.
     Operand h{act_.data(), nullptr};  // relu2(fc), recomputed rather than stored
-    {
+    if (!fused_relu2()) {
       Zone z(profile::kRelu2);
       if (precision_ == Precision::kBf16) {
         k_.relu2_fwd_bf16(h1_.data(), a.fc_h.data(), N * F);
@@ -40,7 +40,8 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     {
       Zone z(profile::kMlpDown);
       const Operand dx = saved(dx_, h0_);  // the norm's backward made its copy
-      mm(lg.wproj, dx, h, C, F, N, true, false, beta_w);
+      if (fused_relu2()) k_.matmul_bf16_relu2(lg.wproj, dx.h, a.fc_h.data(), C, F, N, true, false, beta_w, false);
+      else mm(lg.wproj, dx, h, C, F, N, true, false, beta_w);
       if (precision_ == Precision::kBf16) k_.matmul_bf16_out(dact_h_.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);
       else mm(dact_.data(), dx, weight(lw.wproj), N, F, C, false, false, 0.0f);
     }

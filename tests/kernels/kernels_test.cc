@@ -585,6 +585,52 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
   EXPECT_FALSE(cpu::matmul_bf16_amx(c.data(), 64, false, x.data(), x.data(), 64, 64, 64, true, true, 0.0f));
 }
 
+// The product with the MLP's activation applied to one operand as it is read: against double on
+// the activation written out (relu2_fwd_bf16's values), every transpose, either operand, shapes
+// that compose (small) and that our AMX GEMM takes (m >= 1024; A^T B over 4096 and more); those
+// also exactly equal to the AMX GEMM on the written-out activation.
+TEST(KernelParity, MatmulBf16Relu2ReadsTheActivation) {
+  const KernelTable& k = cpu;
+  if (!k.matmul_bf16_relu2) GTEST_SKIP() << "the " << k.name << " backend has no fused matmul_bf16_relu2";
+  struct Case { int64_t m, n, k; bool ta, tb, relu2_a; float beta; bool vs_double; };
+  std::vector<Case> cases;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (bool relu2_a : {false, true}) {
+        cases.push_back({37, 19, 45, ta, tb, relu2_a, 0.5f, true});
+        cases.push_back({1024, 80, 96, ta, tb, relu2_a, 1.0f, true});
+      }
+  cases.push_back({512, 520, 4128, true, false, false, 1.0f, false});  // the MLP's weight gradient
+  cases.push_back({512, 520, 4128, true, false, true, 0.0f, false});
+  for (const Case& cs : cases) {
+    const std::string what = std::to_string(cs.m) + "x" + std::to_string(cs.n) + "x" + std::to_string(cs.k) +
+                             " ta " + std::to_string(cs.ta) + " tb " + std::to_string(cs.tb) +
+                             (cs.relu2_a ? " relu2(A)" : " relu2(B)");
+    Buffer<uint16_t> a(size_t(cs.m * cs.k)), b(size_t(cs.k * cs.n)), act(size_t(cs.relu2_a ? cs.m * cs.k : cs.k * cs.n));
+    {
+      const auto af = to_f32(randn(cs.m * cs.k, 88)), bf = to_f32(randn(cs.k * cs.n, 89));
+      ref::to_bf16(a.data(), af.data(), cs.m * cs.k);
+      ref::to_bf16(b.data(), bf.data(), cs.k * cs.n);
+    }
+    ref::relu2_fwd_bf16(act.data(), cs.relu2_a ? a.data() : b.data(), int64_t(act.size()));
+    const uint16_t *ea = cs.relu2_a ? act.data() : a.data(), *eb = cs.relu2_a ? b.data() : act.data();
+    const auto c0 = to_f32(randn(cs.m * cs.n, 90));
+    std::vector<float> got = c0;
+    k.matmul_bf16_relu2(got.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta, cs.relu2_a);
+    if (cs.vs_double) {
+      Vec want(c0.size());
+      for (size_t i = 0; i < want.size(); ++i) want[i] = cs.beta * double(c0[i]);
+      ref::matmul_bf16<double>(want.data(), ea, eb, cs.m, cs.n, cs.k, cs.ta, cs.tb, 1.0);
+      EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want), 1e-5) << what;
+    }
+    if (cpu_features().amx_bf16 && cs.m >= 512 && !(cs.ta && cs.tb)) {  // (both transposed: composed)
+      std::vector<float> amx = c0;
+      ASSERT_TRUE(cpu::matmul_bf16_amx(amx.data(), cs.n, false, ea, eb, cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta));
+      EXPECT_EQ(got, amx) << what;
+    }
+  }
+}
+
 // C (m, n) = A B (+ C0 when acc) in double, B packed in pairs along k as the attention tiles read
 // it (bp[kk ldb + 2 j + e] = B(2 kk + e, j)); elements read through get.
 template <class T, class Get>

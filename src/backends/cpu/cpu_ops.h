@@ -13,7 +13,8 @@ namespace nt::cpu {
 // kScratchSlots), grown to at least `bytes` (thread_scratch.cc).
 constexpr int kScratchXent = 18;  // attention_tiled.h's slots come first
 constexpr int kScratchAmxX = 19, kScratchAmxY = 20;
-constexpr int kScratchSlots = 21;
+constexpr int kScratchRelu2 = 21;  // matmul_bf16_relu2_tiles's activation, where it composes
+constexpr int kScratchSlots = 22;
 void* thread_scratch(int slot, size_t bytes);
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
@@ -112,10 +113,15 @@ void matmul_bf16_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m
 void matmul_bf16_out_tiles(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                            bool ta, bool tb);
 // C(m, n) = op(A) op(B) + beta C on AMX tiles, multithreaded (gemm_bf16_amx.cc): C fp32, or with
-// bf16_out bf16 (beta 0), ldc elements a row; m, n, k >= 1. Returns false, having done nothing,
-// for A and B both transposed. Needs cpu_features().amx_bf16.
+// bf16_out bf16 (beta 0), ldc elements a row; m, n, k >= 1; relu2 names an operand read through
+// the MLP's activation (KernelTable::matmul_bf16_relu2). Returns false, having done nothing, for A
+// and B both transposed. Needs cpu_features().amx_bf16.
+enum class Relu2Operand { kNone, kA, kB };
 bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                     int64_t k, bool ta, bool tb, float beta);
+                     int64_t k, bool ta, bool tb, float beta, Relu2Operand relu2 = Relu2Operand::kNone);
+// KernelTable::matmul_bf16_relu2 on CPUs with AMX (matmul_tiles.cc).
+void matmul_bf16_relu2_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+                             bool tb, float beta, bool relu2_a);
 // KernelTable::newton_schulz_bf16 on AMX tiles (newton_schulz_amx.cc).
 bool newton_schulz_bf16_amx(float* x, float* g, float* g2, uint16_t* work, int64_t m, int64_t n, int steps);
 // One row's to_bf16 on the calling thread (for ops that convert rows inside their own threads).

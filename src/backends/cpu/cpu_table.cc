@@ -51,7 +51,7 @@ KernelTable make_cpu_table() {
       att_bf16.bwd,
   };
   t.bf16_matrix_tiles = amx;
-  if (amx) t.newton_schulz_bf16 = cpu::newton_schulz_bf16_amx;
+  if (amx) t.newton_schulz_bf16 = cpu::newton_schulz_bf16_amx, t.matmul_bf16_relu2 = cpu::matmul_bf16_relu2_tiles;
   return t;
 }
 }  // namespace

@@ -62,11 +62,24 @@ __m512i interleave_pairs(__m512i a, __m512i b, int h) {
 }
 
 // One operand as the product reads it: element (i, kk) at p[i * row + kk * col] with exactly one
-// of row, col equal to 1 (k contiguous, or the other index contiguous).
+// of row, col equal to 1 (k contiguous, or the other index contiguous); relu2: the values are
+// bf16(relu(x)²) of the x stored (the MLP's activation, applied as the operand is packed).
 struct Operand {
   const uint16_t* p;
   int64_t row, col;
+  bool relu2 = false;
 };
+
+// 32 bf16 as the operand's values: relu2_fwd_bf16's bf16(relu(x)²) where the operand says so.
+__m512i values(const Operand& o, __m512i v) {
+  if (!o.relu2) return v;
+  const __m512 zero = _mm512_setzero_ps();
+  const __m512 lo = _mm512_max_ps(
+      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(v)), 16)), zero);
+  const __m512 hi = _mm512_max_ps(
+      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(v, 1)), 16)), zero);
+  return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_mul_ps(hi, hi), _mm512_mul_ps(lo, lo)));
+}
 
 // X rows [i0, i0 + mr) and reductions [k0, k0 + kc) into tiles: groups of 16 rows, steps of 32 k.
 // groups is even: the groups go in pairs, so that every load is a whole 64-byte line.
@@ -77,7 +90,7 @@ void pack_x(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_t gro
     const int64_t ib = i0 + 16 * g, kb = k0 + 32 * s;
     if (x.col == 1) {  // k contiguous: copy 32 bf16 a row
       for (int64_t r = 0; r < 32; ++r) {
-        const __m512i v = line_or_zero(r < rows, x.p + (ib + r) * x.row + kb, lanes32(ks));
+        const __m512i v = values(x, line_or_zero(r < rows, x.p + (ib + r) * x.row + kb, lanes32(ks)));
         _mm512_store_si512(dst + ((g + r / 16) * steps + s) * 512 + 32 * (r % 16), v);
       }
       return;
@@ -88,8 +101,8 @@ void pack_x(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_t gro
     for (int h = 0; h < 2; ++h) {
       __m512i v[16];
       for (int64_t q = 0; q < 16; ++q) {
-        const __m512i lo = line_or_zero(2 * q < ks, x.p + (kb + 2 * q) * x.col + ib, rm);
-        const __m512i hi = line_or_zero(2 * q + 1 < ks, x.p + (kb + 2 * q + 1) * x.col + ib, rm);
+        const __m512i lo = values(x, line_or_zero(2 * q < ks, x.p + (kb + 2 * q) * x.col + ib, rm));
+        const __m512i hi = values(x, line_or_zero(2 * q + 1 < ks, x.p + (kb + 2 * q + 1) * x.col + ib, rm));
         v[q] = interleave_pairs(lo, hi, h);
       }
       transpose16(v);
@@ -123,8 +136,8 @@ void pack_y_rows(uint16_t* dst, const Operand& y, int64_t n, int64_t kk0, int64_
     const bool lo_in = 2 * kk < kc, hi_in = 2 * kk + 1 < kc;
     for (int64_t q = 0; q < panel_pairs; ++q) {
       const __mmask32 cm = lanes32(n - 32 * q);
-      const __m512i lo = line_or_zero(lo_in, lo_row + 32 * q, cm);
-      const __m512i hi = line_or_zero(hi_in, lo_row + y.row + 32 * q, cm);
+      const __m512i lo = values(y, line_or_zero(lo_in, lo_row + 32 * q, cm));
+      const __m512i hi = values(y, line_or_zero(hi_in, lo_row + y.row + 32 * q, cm));
       uint16_t* panel = dst + 2 * q * pairs * 32;
       _mm512_store_si512(panel + 32 * kk, interleave_pairs(lo, hi, 0));
       _mm512_store_si512(panel + pairs * 32 + 32 * kk, interleave_pairs(lo, hi, 1));
@@ -143,7 +156,7 @@ void pack_y_panels(uint16_t* dst, const Operand& y, int64_t n, int64_t q, int64_
       __m512i v[16];
       const int64_t ks = clamp_count(kc - 32 * s, 32);
       for (int64_t j = 0; j < 16; ++j)
-        v[j] = line_or_zero(j < cols, y.p + (jb + j) * y.col + k0 + 32 * s, lanes32(ks));
+        v[j] = values(y, line_or_zero(j < cols, y.p + (jb + j) * y.col + k0 + 32 * s, lanes32(ks)));
       transpose16(v);
       for (int r = 0; r < 16; ++r) _mm512_store_si512(panel + 32 * (16 * s + r), v[r]);
     }
@@ -201,16 +214,18 @@ void store_block(const Output& o, const float* t, int64_t tld, int64_t i0, int64
 }  // namespace
 
 bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                     int64_t k, bool ta, bool tb, float beta) {
+                     int64_t k, bool ta, bool tb, float beta, Relu2Operand relu2) {
   if (ta && tb) return false;
   // P = X Y with X(i, kk) and Y(kk, j) as Operands.
-  const Operand x = ta ? Operand{a, 1, m} : Operand{a, k, 1}, y = tb ? Operand{b, 1, k} : Operand{b, n, 1};
+  const bool relu2_x = relu2 == Relu2Operand::kA, relu2_y = relu2 == Relu2Operand::kB;
+  const Operand x = ta ? Operand{a, 1, m, relu2_x} : Operand{a, k, 1, relu2_x};
+  const Operand y = tb ? Operand{b, 1, k, relu2_y} : Operand{b, n, 1, relu2_y};
   const Output out{c, ldc, bf16_out, m * n * (bf16_out ? 2 : 4) >= kStreamBytes};
   // X's rows are read in place where they are whole aligned k-steps (no packing), except under a
   // bf16 C: there the packed X measured 5-10 % faster (the MLP's up product, 8192 x 2048 x 512;
   // under fp32 C in place was 2-4 % faster, docs/PERFORMANCE.md).
   const bool x_in_place =
-      !bf16_out && x.col == 1 && k % 32 == 0 && (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
+      !bf16_out && !x.relu2 && x.col == 1 && k % 32 == 0 && (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
   // C's whole blocks go to and from the tiles directly where its rows are aligned lines.
   const bool c_lines = !bf16_out && (reinterpret_cast<uintptr_t>(c) & 63) == 0 && ldc % 16 == 0;
 

@@ -3,7 +3,8 @@
 // it beat oneDNN 2.x's AMX matmul on this model's shapes (the linear layers' products over a
 // whole batch and their weight gradients, the head's gradients: 15-45 %, docs/PERFORMANCE.md;
 // Newton-Schulz's longest products on one thread), oneDNN for the rest (tiles_gain below; most
-// of Newton-Schulz's products among them) and for the transposes it does not take.
+// of Newton-Schulz's products among them) and for the transposes it does not take; and the
+// product with the MLP's activation applied to an operand as it is read.
 #include <omp.h>
 
 #include "backends/cpu/cpu_ops.h"
@@ -45,6 +46,19 @@ void matmul_bf16_out_tiles(uint16_t* c, const uint16_t* a, const uint16_t* b, in
   if (m == 0 || n == 0 || k == 0) return matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
   if (!tiles_gain_bf16_out(m, n, k, ta) || !matmul_bf16_amx(c, n, true, a, b, m, n, k, ta, tb, 0.0f))
     matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
+}
+
+// Where our GEMM does not take the product, the activation goes to a per-thread buffer first
+// (relu2_fwd_bf16_avx512: this backend's own activation, the same values).
+void matmul_bf16_relu2_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+                             bool tb, float beta, bool relu2_a) {
+  if (m > 0 && n > 0 && k > 0 && tiles_gain(m, n, k, ta) &&
+      matmul_bf16_amx(c, n, false, a, b, m, n, k, ta, tb, beta, relu2_a ? Relu2Operand::kA : Relu2Operand::kB))
+    return;
+  const int64_t count = relu2_a ? m * k : k * n;
+  uint16_t* act = static_cast<uint16_t*>(thread_scratch(kScratchRelu2, size_t(count) * sizeof(uint16_t)));
+  relu2_fwd_bf16_avx512(act, relu2_a ? a : b, count);
+  matmul_bf16_tiles(c, relu2_a ? act : a, relu2_a ? b : act, m, n, k, ta, tb, beta);
 }
 
 }  // namespace nt::cpu
