@@ -140,12 +140,15 @@ struct KernelTable {
   void (*matmul_bf16_relu2)(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                             bool trans_a, bool trans_b, float beta, bool relu2_a) = nullptr;
   // Muon's plain bf16 Newton-Schulz iteration as one op, where a backend runs it faster than
-  // NewtonSchulzBf16 composes it from the GEMMs above (null: it composes them). x (m, n), m <= n,
-  // already normalised, is iterated `steps` times in place with NewtonSchulzBf16's products and
-  // roundings; g, g2: fp32 scratch (m, m); work: bf16 scratch of newton_schulz_bf16_work(m, n)
-  // elements, 64-byte aligned. Threaded over omp_get_max_threads(). Returns false, having done
-  // nothing, for shapes it does not take (the CPU's: m and n whole multiples of 32).
-  bool (*newton_schulz_bf16)(float* x, float* g, float* g2, uint16_t* work, int64_t m, int64_t n, int steps) = nullptr;
+  // NewtonSchulzBf16 composes it from the GEMMs above (null: it composes them). X0 = scale x,
+  // (m, n) with m <= n, is iterated `steps` (>= 1) times with NewtonSchulzBf16's products and
+  // roundings, and the result replaces x; with `transposed` x holds X0^T / scale as (n, m) rows,
+  // and the result's transpose replaces it (Muon's tall matrices, without transposing passes).
+  // g, g2: fp32 scratch (m, m); work: bf16 scratch of newton_schulz_bf16_work(m, n) elements,
+  // 64-byte aligned. Threaded over omp_get_max_threads(). Returns false, having done nothing, for
+  // shapes it does not take (the CPU's: m and n whole multiples of 32).
+  bool (*newton_schulz_bf16)(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
+                             int64_t n, int steps) = nullptr;
 };
 
 // The quintic of Muon's Newton-Schulz iteration, X' = (a I + b A + c A A) X with A = X X^T.

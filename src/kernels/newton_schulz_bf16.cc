@@ -30,14 +30,10 @@ void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r,
 void NewtonSchulzBf16::run(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n, int steps) {
   NT_CHECK(m <= n, "newton_schulz wants rows <= cols (%ld, %ld)", long(m), long(n));
   NT_CHECK(k.to_bf16 && k.matmul_bf16 && k.matmul_bf16_out, "backend %s has no bf16 GEMM", k.name);
+  if (run_one_op(k, x, false, a, b, m, n, steps)) return;
   const float norm = float(std::sqrt(k.sum_squares(x, m * n)));
   k.axpby(x, x, m * n, 0.0f, 1.0f / (norm + 1e-7f));
   if (steps <= 0) return;
-  if (k.newton_schulz_bf16 && !newton_schulz_bf16_on_gram(k, m, n)) {
-    const size_t need = size_t(newton_schulz_bf16_work(m, n));
-    if (work_.size() < need) work_.resize(need);
-    if (k.newton_schulz_bf16(x, a, b, work_.data(), m, n, steps)) return;
-  }
   if (xh_.size() < size_t(m * n)) xh_.resize(size_t(m * n)), xh2_.resize(size_t(m * n));
   if (ah_.size() < size_t(m * m)) ah_.resize(size_t(m * m)), bh_.resize(size_t(m * m));
   if (newton_schulz_bf16_on_gram(k, m, n)) return run_on_gram(k, x, a, b, m, n, steps);
@@ -56,6 +52,16 @@ void NewtonSchulzBf16::run(const KernelTable& k, float* x, float* a, float* b, i
       k.matmul_bf16(x, bh_.data(), cur, m, n, m, false, false, 0.0f);
     }
   }
+}
+
+bool NewtonSchulzBf16::run_one_op(const KernelTable& k, float* x, bool transposed, float* a, float* b, int64_t m,
+                                  int64_t n, int steps) {
+  if (!k.newton_schulz_bf16 || steps < 1 || m > n || newton_schulz_bf16_on_gram(k, m, n)) return false;
+  const size_t need = size_t(newton_schulz_bf16_work(m, n));
+  if (work_.size() < need) work_.resize(need);
+  // The normalisation is the op's scale: bf16(x / |x|) as the composed version rounds it.
+  const float norm = float(std::sqrt(k.sum_squares(x, m * n)));
+  return k.newton_schulz_bf16(x, transposed, 1.0f / (norm + 1e-7f), a, b, work_.data(), m, n, steps);
 }
 
 // Long matrices: the Gram iteration of optim's newton_schulz (the steps' polynomials P commute,

@@ -35,6 +35,10 @@ void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r,
 class NewtonSchulzBf16 {
  public:
   void run(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n, int steps);
+  // run() through the table's one op only (newton_schulz_bf16): x as (m, n) or, transposed, its
+  // transpose as (n, m) rows, orthogonalised in that layout. False, with x untouched, where the
+  // backend has no such op or it does not take the shape (the caller then transposes and runs).
+  bool run_one_op(const KernelTable& k, float* x, bool transposed, float* a, float* b, int64_t m, int64_t n, int steps);
 
  private:
   void run_on_gram(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n, int steps);

@@ -212,25 +212,38 @@ void Optimizer::muon_update(MuonScratch& sc, float* p, const float* g, float* bu
   const int64_t n = rows * cols;
   const bool tall = rows > cols;
   const int64_t m = tall ? cols : rows, k = tall ? rows : cols;
+  // buf = mom buf + (1 - mom) g; Nesterov u = mom buf + (1 - mom) g, laid out like p. The
+  // backend's one-op bf16 Newton-Schulz takes it as it is (a tall matrix as the transpose of a
+  // long one); otherwise u goes to x with rows <= cols (transposed from y if tall) and back.
+  float* u = tall ? sc.y.data() : sc.x.data();
   {
     MuonZone zone(main_thread, profile::kMuon, "muon momentum");
-    // buf = mom buf + (1 - mom) g; Nesterov u = mom buf + (1 - mom) g, laid out with rows <=
-    // cols in x (built there directly when no transpose is needed, else in y first).
-    float* u = tall ? sc.y.data() : sc.x.data();
     k_.nesterov(u, buf, g, n, float(cfg_.momentum));
-    if (tall) transpose(sc.x.data(), sc.y.data(), rows, cols);
   }
-  {
+  bool done = false;
+  if (cfg_.bf16_newton_schulz) {
     MuonZone zone(main_thread, profile::kNewtonSchulz, "newton-schulz");
-    if (cfg_.bf16_newton_schulz) sc.ns_bf16.run(k_, sc.x.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps);
-    else newton_schulz(k_, sc.x.data(), sc.y.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps);
+    done = sc.ns_bf16.run_one_op(k_, u, tall, sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps);
+  }
+  const float* upd = u;
+  if (!done) {
+    if (tall) {
+      MuonZone zone(main_thread, profile::kMuon, "muon momentum");
+      transpose(sc.x.data(), sc.y.data(), rows, cols);
+    }
+    {
+      MuonZone zone(main_thread, profile::kNewtonSchulz, "newton-schulz");
+      if (cfg_.bf16_newton_schulz) sc.ns_bf16.run(k_, sc.x.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps);
+      else newton_schulz(k_, sc.x.data(), sc.y.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps);
+    }
+    upd = sc.x.data();
+    if (tall) {
+      MuonZone zone(main_thread, profile::kMuon, "muon momentum");
+      transpose(sc.y.data(), sc.x.data(), cols, rows);
+      upd = sc.y.data();
+    }
   }
   MuonZone zone(main_thread, profile::kMuon, "muon momentum");
-  const float* upd = sc.x.data();
-  if (tall) {
-    transpose(sc.y.data(), sc.x.data(), cols, rows);
-    upd = sc.y.data();
-  }
   const float scale = std::sqrt(std::max(1.0f, float(rows) / float(cols)));
   k_.axpby(p, upd, n, -lr * scale, 1.0f);
 }

@@ -143,7 +143,7 @@ TEST(Optimizer, Bf16NewtonSchulzMatchesThePlainIterationInDouble) {
 // summation order (0 to 5e-3 after five steps), against 1.4-2.8 % from the exact iteration. On
 // shapes it takes (whole multiples of 32, square and long) and ones it leaves to the composed
 // version, one and two threads: the op's blocks each run on one thread, so the result does not
-// depend on the thread count.
+// depend on the thread count; and a tall matrix handed over as stored gives the transpose.
 TEST(Optimizer, OneOpBf16NewtonSchulzMatchesTheComposedIteration) {
   const KernelTable& k = cpu_kernels();
   if (!k.newton_schulz_bf16) GTEST_SKIP() << "the " << k.name << " backend composes Newton-Schulz from GEMMs";
@@ -170,12 +170,22 @@ TEST(Optimizer, OneOpBf16NewtonSchulzMatchesTheComposedIteration) {
           << m << " x " << n << ", " << steps << " steps";
       EXPECT_LT(test::rel_err(test::to_f64(got[0].data(), got[0].size()), exact), 4e-2) << m << " x " << n;
       EXPECT_EQ(got[0], got[1]) << m << " x " << n << ": one thread and two differ";
+      // A tall matrix given as it is stored, (n, m): the same result, transposed.
+      std::vector<float> xt(size_t(m * n));
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) xt[size_t(j * m + i)] = float(x0[size_t(i * n + j)]);
+      NewtonSchulzBf16 ns;
+      ASSERT_TRUE(ns.run_one_op(k, xt.data(), true, a.data(), b.data(), m, n, steps)) << m << " x " << n;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          ASSERT_EQ(xt[size_t(j * m + i)], got[0][size_t(i * n + j)]) << m << " x " << n << " transposed, " << i << ", " << j;
     }
   // Shapes the op does not take: it says so and leaves x alone (NewtonSchulzBf16 then composes).
   for (auto [m, n] : {std::pair<int64_t, int64_t>{40, 80}, {48, 64}, {64, 32}, {32, 100}}) {
     std::vector<float> x(size_t(m * n), 0.5f), g(size_t(m * m)), g2(size_t(m * m));
     Buffer<uint16_t> work(size_t(newton_schulz_bf16_work(m, n)));
-    EXPECT_FALSE(k.newton_schulz_bf16(x.data(), g.data(), g2.data(), work.data(), m, n, 5)) << m << " x " << n;
+    EXPECT_FALSE(k.newton_schulz_bf16(x.data(), false, 1.0f, g.data(), g2.data(), work.data(), m, n, 5))
+        << m << " x " << n;
     EXPECT_EQ(x, std::vector<float>(size_t(m * n), 0.5f));
   }
 }

@@ -123,7 +123,8 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
 void matmul_bf16_relu2_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                              bool tb, float beta, bool relu2_a);
 // KernelTable::newton_schulz_bf16 on AMX tiles (newton_schulz_amx.cc).
-bool newton_schulz_bf16_amx(float* x, float* g, float* g2, uint16_t* work, int64_t m, int64_t n, int steps);
+bool newton_schulz_bf16_amx(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
+                            int64_t n, int steps);
 // One row's to_bf16 on the calling thread (for ops that convert rows inside their own threads).
 void to_bf16_row_avx2(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_row_avx512(uint16_t* dst, const float* src, int64_t n);

@@ -77,6 +77,24 @@ TileRows b_tile(const float* c, int64_t ldc, int64_t g) {
 // The tile (I, s) of a layout with `steps` k-steps.
 uint16_t* tile_at(uint16_t* layout, int64_t i, int64_t s, int64_t steps) { return layout + (i * steps + s) * kTile; }
 
+// A (32, 32) fp32 block with row stride 32, transposed in place: four 16 x 16 quarters.
+void transpose32(float* s) {
+  for (int qi = 0; qi < 2; ++qi)
+    for (int qj = qi; qj < 2; ++qj) {
+      __m512i p[16], q[16];
+      for (int i = 0; i < 16; ++i) {
+        p[i] = _mm512_load_si512(s + (16 * qi + i) * 32 + 16 * qj);
+        q[i] = _mm512_load_si512(s + (16 * qj + i) * 32 + 16 * qi);
+      }
+      transpose16(p);
+      transpose16(q);
+      for (int i = 0; i < 16; ++i) {
+        _mm512_store_si512(s + (16 * qj + i) * 32 + 16 * qi, p[i]);
+        _mm512_store_si512(s + (16 * qi + i) * 32 + 16 * qj, q[i]);
+      }
+    }
+}
+
 // The (32, 32) fp32 block c (row stride ldc) at rows i0, columns j0 of an (m, n) matrix, rounded
 // to bf16 into the layouts given (null: skipped): `a` its A layout (K = n), `bt` the B layout of
 // its transpose (K = n: the A tiles transposed as 16 x 16 pairs), `b` its B layout (K = m).
@@ -157,10 +175,11 @@ void emit_symmetric(const float* g, const float* g2, float cb, float cc, float c
 }
 
 // X' = P X: P (m, m) in its A layout, X (m, n) in its B layout. With `out` X' is written in
-// fp32 (row stride n), else rounded into its layouts as emit_block's a, bt, b. Each 32-column
-// panel of X (m/16 tiles) stays in L1 while P's block rows stream from L2.
-void product(const uint16_t* p, const uint16_t* x, int64_t m, int64_t n, float* out, uint16_t* a, uint16_t* bt,
-             uint16_t* b) {
+// fp32, as (m, n) rows or, transposed, as (n, m) rows of X'^T; else rounded into its layouts as
+// emit_block's a, bt, b. Each 32-column panel of X (m/16 tiles) stays in L1 while P's block
+// rows stream from L2.
+void product(const uint16_t* p, const uint16_t* x, int64_t m, int64_t n, float* out, bool transposed, uint16_t* a,
+             uint16_t* bt, uint16_t* b) {
   const int64_t steps = m / 32;
 #pragma omp parallel
   {
@@ -171,12 +190,19 @@ void product(const uint16_t* p, const uint16_t* x, int64_t m, int64_t n, float* 
       const TileOperand xt = block_operand(x, bj, steps, 0);
       for (int64_t bi = 0; bi < m / 32; ++bi) {
         const TileOperand pt = block_operand(p, bi, steps, 0);
-        if (out) {
+        if (out && !transposed) {
           tile_block<2, 2>(pt, xt, steps, out + 32 * (bi * n + bj), n, false);
-        } else {
-          tile_block<2, 2>(pt, xt, steps, stage, 32, false);
-          emit_block(stage, 32, 32 * bi, 32 * bj, m, n, a, bt, b);
+          continue;
         }
+        tile_block<2, 2>(pt, xt, steps, stage, 32, false);
+        if (!out) {
+          emit_block(stage, 32, 32 * bi, 32 * bj, m, n, a, bt, b);
+          continue;
+        }
+        transpose32(stage);  // block (bj, bi) of X'^T
+        for (int i = 0; i < 32; ++i)
+          for (int j = 0; j < 32; j += 16)
+            _mm512_storeu_ps(out + (32 * bj + i) * m + 32 * bi + j, _mm512_load_ps(stage + 32 * i + j));
       }
     }
     _tile_release();
@@ -185,7 +211,8 @@ void product(const uint16_t* p, const uint16_t* x, int64_t m, int64_t n, float* 
 
 }  // namespace
 
-bool newton_schulz_bf16_amx(float* x, float* g, float* g2, uint16_t* work, int64_t m, int64_t n, int steps) {
+bool newton_schulz_bf16_amx(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
+                            int64_t n, int steps) {
   if (m % 32 != 0 || n % 32 != 0 || m < 32 || m > n || steps < 1) return false;
   const int64_t mn = m * n, mm = m * m;
   // The iterate's A layout, its transpose's B layout, its B layout (two: P X reads one while it
@@ -193,16 +220,26 @@ bool newton_schulz_bf16_amx(float* x, float* g, float* g2, uint16_t* work, int64
   // A A^T as contiguous 32 x 32 blocks.
   uint16_t *xa = work, *xbt = xa + mn, *xb[2] = {xbt + mn, xbt + 2 * mn};
   uint16_t *aa = xbt + 3 * mn, *ab = aa + mm, *pa = ab + mm;
+  // X0 = scale x (or x^T), rounded into its layouts block by block.
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t bi = 0; bi < m / 32; ++bi)
-    for (int64_t bj = 0; bj < n / 32; ++bj) emit_block(x + 32 * (bi * n + bj), n, 32 * bi, 32 * bj, m, n, xa, xbt, xb[0]);
+    for (int64_t bj = 0; bj < n / 32; ++bj) {
+      alignas(64) float s[32 * 32];
+      const float* src = transposed ? x + 32 * (bj * m + bi) : x + 32 * (bi * n + bj);
+      const int64_t ld = transposed ? m : n;
+      for (int i = 0; i < 32; ++i)
+        for (int j = 0; j < 32; j += 16)
+          _mm512_store_ps(s + 32 * i + j, _mm512_mul_ps(_mm512_set1_ps(scale), _mm512_loadu_ps(src + i * ld + j)));
+      if (transposed) transpose32(s);
+      emit_block(s, 32, 32 * bi, 32 * bj, m, n, xa, xbt, xb[0]);
+    }
   for (int it = 0; it < steps; ++it) {
     gram_upper(g, xa, xbt, m, n);                                      // A = X X^T
     emit_symmetric(g, nullptr, 1.0f, 0.0f, 0.0f, m, aa, ab);          // bf16 A, both operands of A A^T
     gram_upper(g2, aa, ab, m, m);                                      // A A^T = A A
     emit_symmetric(g, g2, kNewtonSchulzB, kNewtonSchulzC, kNewtonSchulzA, m, pa, nullptr);  // P
     const bool last = it + 1 == steps;
-    product(pa, xb[it & 1], m, n, last ? x : nullptr, xa, xbt, xb[(it + 1) & 1]);  // X' = P X
+    product(pa, xb[it & 1], m, n, last ? x : nullptr, transposed, xa, xbt, xb[(it + 1) & 1]);  // X' = P X
   }
   return true;
 }
