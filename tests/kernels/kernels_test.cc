@@ -753,7 +753,9 @@ TEST(KernelParity, AttentionBf16) {
         Buffer<float> got_o(size_t(nq + 1)), got_l(lse.size());
         impl.fwd(got_o.data() + off, got_l.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D);
         const auto o = to_f64(got_o.data() + off, size_t(nq)), l = to_f64(got_l.data(), lse.size());
-        EXPECT_LT(rel_err(o, out), 1e-3) << at_off;
+        // (2e-3: the AVX-512 bf16 kernels' exp, good to 6e-5 before P is rounded to bf16, turns a few
+        // of P's roundings the other way; measured up to 1.4e-3 where exp16 gave under 1e-3.)
+        EXPECT_LT(rel_err(o, out), 2e-3) << at_off;
         EXPECT_LT(rel_err(l, lse), 1e-5) << at_off;
         EXPECT_LT(rel_err(o, out32), 1e-2) << at_off;
         // Backward from the reference's forward, so that only the backward is measured.

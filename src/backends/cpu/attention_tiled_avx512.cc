@@ -28,9 +28,9 @@ inline void interleave_f32(__m512 r0, __m512 r1, __m512& lo, __m512& hi) {
 }
 
 // The 16-lane passes of attention_tiled.h, written once for both operand types. Store (the
-// policy) says how 16 floats become operand elements, store_elems(dst, mask, v), and how two
-// rows' 16 floats become 16 pairs, store_pairs(dst, left, r0, r1) (left: columns still to go,
-// up to 16 of them written). Everything else is fp32 and the same for both.
+// policy) says how 16 floats become operand elements, store_elems(dst, mask, v), how two rows'
+// 16 floats become 16 pairs, store_pairs(dst, left, r0, r1) (left: columns still to go, up to
+// 16 of them written), and which exp the softmax takes. Everything else is fp32 and the same.
 template <class Store>
 struct Avx512Passes {
   // Two rows of n floats (r1 == nullptr: zeros) as pairs.
@@ -114,7 +114,7 @@ struct Avx512Passes {
     __m512 acc = _mm512_setzero_ps();
     for (int64_t j = 0; j < n; j += 16) {
       const __mmask16 m = lanes16(n - j);
-      const __m512 e = _mm512_maskz_mov_ps(m, exp16(_mm512_fmsub_ps(va, _mm512_maskz_loadu_ps(m, s + j), vs)));
+      const __m512 e = _mm512_maskz_mov_ps(m, Store::exp(_mm512_fmsub_ps(va, _mm512_maskz_loadu_ps(m, s + j), vs)));
       _mm512_mask_storeu_ps(p + j, m, e);
       acc = _mm512_add_ps(acc, e);
     }
@@ -135,12 +135,12 @@ struct Avx512Passes {
       const __mmask16 m = lanes16(n - j);
       const __m512i jv = _mm512_add_epi32(iota, _mm512_set1_epi32(int(j)));
       const __m512 p0 = _mm512_maskz_mov_ps(_mm512_cmplt_epi32_mask(jv, lim0),
-                                            exp16(_mm512_fmsub_ps(va, _mm512_maskz_loadu_ps(m, s0 + j), l0)));
+                                            Store::exp(_mm512_fmsub_ps(va, _mm512_maskz_loadu_ps(m, s0 + j), l0)));
       const __m512 g0 = _mm512_mul_ps(_mm512_mul_ps(p0, va), _mm512_sub_ps(_mm512_maskz_loadu_ps(m, dp0 + j), vd0));
       __m512 p1 = _mm512_setzero_ps(), g1 = _mm512_setzero_ps();
       if (two) {
         p1 = _mm512_maskz_mov_ps(_mm512_cmplt_epi32_mask(jv, lim1),
-                                 exp16(_mm512_fmsub_ps(va, _mm512_maskz_loadu_ps(m, s1 + j), l1)));
+                                 Store::exp(_mm512_fmsub_ps(va, _mm512_maskz_loadu_ps(m, s1 + j), l1)));
         g1 = _mm512_mul_ps(_mm512_mul_ps(p1, va), _mm512_sub_ps(_mm512_maskz_loadu_ps(m, dp1 + j), vd1));
         Store::store_elems(dsa1 + j, m, g1);
       }
@@ -160,6 +160,9 @@ struct Bf16Ops : Avx512Passes<Bf16Ops> {
   static constexpr GemmVnniBf16 gemm = gemm_vnni_bf16_avx512;
 
   static void store_elems(uint16_t* dst, __mmask16 m, __m512 v) { _mm256_mask_storeu_epi16(dst, m, bf16x16(v)); }
+  // The probabilities become bf16 operands: exp to 6e-5 is enough (the log-sum-exp and the
+  // backward's recomputed P use the same one, so they stay consistent).
+  static __m512 exp(__m512 x) { return exp16_bf16(x); }
   static void store_pairs(uint32_t* dst, int64_t left, __m512 r0, __m512 r1) {
     _mm512_mask_storeu_epi32(dst, lanes16(left), interleave_bf16(r0, r1));
   }
@@ -181,6 +184,7 @@ struct F32Ops : Avx512Passes<F32Ops> {
   static constexpr auto gemm = gemm_pairs_f32_avx512;
 
   static void store_elems(float* dst, __mmask16 m, __m512 v) { _mm512_mask_storeu_ps(dst, m, v); }
+  static __m512 exp(__m512 x) { return exp16(x); }
   // The pairs of the first `left` columns (up to 16): two 16-float halves.
   static void store_pairs(uint64_t* dst, int64_t left, __m512 r0, __m512 r1) {
     __m512 lo, hi;
