@@ -46,8 +46,12 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
     a.v.resize(N * KVH * D);
     a.att.resize(N * H * D), a.lse.resize(N * H);
     a.ln2.resize(N * C), a.rstd2.resize(N);
-    if (precision_ == Precision::kBf16) a.fc_h.resize(N * F), a.ln1_h.resize(N * C), a.att_h.resize(N * H * D), a.ln2_h.resize(N * C);
-    else a.fc.resize(N * F);
+    if (precision_ == Precision::kBf16) {
+      a.fc_h.resize(N * F);
+      a.ln1_h.resize(N * C), a.att_h.resize(N * H * D), a.ln2_h.resize(N * C);
+    } else {
+      a.fc.resize(N * F);
+    }
   }
   lnf_.resize(N * C);
   rstdf_.resize(N);
@@ -95,7 +99,8 @@ void Gpt::norm_fwd(float* out, uint16_t* out_h, float* rstd, const float* inp, i
 
 void Gpt::norm_bwd(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd, int64_t rows,
                    bool accumulate) {
-  if (precision_ == Precision::kBf16) k_.rmsnorm_bwd_bf16(dinp, dinp_h, dout, out, rstd, rows, cfg_.d_model, accumulate);
+  if (precision_ == Precision::kBf16)
+    k_.rmsnorm_bwd_bf16(dinp, dinp_h, dout, out, rstd, rows, cfg_.d_model, accumulate);
   else k_.rmsnorm_bwd(dinp, dout, out, rstd, rows, cfg_.d_model, accumulate);
 }
 

@@ -432,7 +432,8 @@ TEST(KernelParity, RmsNormBf16CopyIsTheNormThenToBf16) {
         const std::string at = std::to_string(rows) + "x" + std::to_string(width) + (i ? " avx2" : " dispatched");
         const size_t n = size_t(rows * width);
         const auto x = to_f32(randn(n, 96, 3.0)), dy = to_f32(randn(n, 97)), dx0 = to_f32(randn(n, 98));
-        std::vector<float> out(n), rstd(static_cast<size_t>(rows)), dx = dx0, want_out(n), want_rstd(static_cast<size_t>(rows)), want_dx = dx0;
+        const auto nrows = static_cast<size_t>(rows);
+        std::vector<float> out(n), rstd(nrows), dx = dx0, want_out(n), want_rstd(nrows), want_dx = dx0;
         std::vector<uint16_t> out_h(n, 0x1234), dx_h(n, 0x1234), want_out_h(n), want_dx_h(n);
         cpu.rmsnorm_fwd(want_out.data(), want_rstd.data(), x.data(), rows, width, 1e-6f);
         cpu.rmsnorm_bwd(want_dx.data(), dy.data(), want_out.data(), want_rstd.data(), rows, width, acc);

@@ -178,7 +178,8 @@ TEST(Optimizer, OneOpBf16NewtonSchulzMatchesTheComposedIteration) {
       ASSERT_TRUE(ns.run_one_op(k, xt.data(), true, a.data(), b.data(), m, n, steps)) << m << " x " << n;
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j)
-          ASSERT_EQ(xt[size_t(j * m + i)], got[0][size_t(i * n + j)]) << m << " x " << n << " transposed, " << i << ", " << j;
+          ASSERT_EQ(xt[size_t(j * m + i)], got[0][size_t(i * n + j)])
+              << m << " x " << n << " transposed, " << i << ", " << j;
     }
   // Shapes the op does not take: it says so and leaves x alone (NewtonSchulzBf16 then composes).
   for (auto [m, n] : {std::pair<int64_t, int64_t>{40, 80}, {48, 64}, {64, 32}, {32, 100}}) {

@@ -224,8 +224,8 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
   // X's rows are read in place where they are whole aligned k-steps (no packing), except under a
   // bf16 C: there the packed X measured 5-10 % faster (the MLP's up product, 8192 x 2048 x 512;
   // under fp32 C in place was 2-4 % faster, docs/PERFORMANCE.md).
-  const bool x_in_place =
-      !bf16_out && !x.relu2 && x.col == 1 && k % 32 == 0 && (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
+  const bool x_in_place = !bf16_out && !x.relu2 && x.col == 1 && k % 32 == 0 &&
+                          (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
   // C's whole blocks go to and from the tiles directly where its rows are aligned lines.
   const bool c_lines = !bf16_out && (reinterpret_cast<uintptr_t>(c) & 63) == 0 && ldc % 16 == 0;
 
