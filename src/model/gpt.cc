@@ -216,7 +216,7 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
   ModelTensors w = params_.views();
   ModelTensors g = grads_.views();
   double total = 0;
-  const Operand lnf{lnf_.data(), precision_ == Precision::kBf16 ? h0_.data() : nullptr};  // the final norm's copy
+  const Operand lnf = saved(lnf_, h0_);  // the final norm wrote its copy into h0_
   const Operand head = weight(w.lm_head);
   const int64_t chunk = head_chunk_rows(V);
   for (int64_t r0 = 0; r0 < N; r0 += chunk) {

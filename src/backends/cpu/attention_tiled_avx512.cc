@@ -10,14 +10,6 @@ namespace nt::cpu {
 
 namespace {
 
-// 32 bf16 from two rows (lo: r0's 16, hi: r1's 16) interleaved into 16 pairs (r0[j], r1[j]).
-inline __m512i interleave_bf16(__m512 r0, __m512 r1) {
-  alignas(64) static const uint16_t kIdx[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
-                                                8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
-  const __m512i v = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(r1, r0));
-  return _mm512_permutexvar_epi16(_mm512_load_si512(kIdx), v);
-}
-
 // Two rows of 16 floats interleaved into 16 pairs (r0[j], r1[j]), 32 floats: lo holds pairs
 // 0-7, hi pairs 8-15.
 inline void interleave_f32(__m512 r0, __m512 r1, __m512& lo, __m512& hi) {

@@ -12,9 +12,7 @@ namespace nt::cpu {
 
 namespace {
 // 16 bf16 (masked) widened to fp32: the bits shifted into the high half.
-inline __m512 widen16(const uint16_t* p, __mmask16 m) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
-}
+inline __m512 widen16(const uint16_t* p, __mmask16 m) { return widen_bf16x16(_mm256_maskz_loadu_epi16(m, p)); }
 
 // An elementwise pass in chunks over the threads; op(i, mask) computes and stores the 16
 // elements from i (fewer at the end, as the mask says).
@@ -65,11 +63,7 @@ void to_bf16_rows_avx512(uint16_t* dst, int64_t ld_dst, const float* src, int64_
   {
     profile::WorkZone work("to bf16 rows");
 #pragma omp for schedule(static) nowait
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < cols; j += 16) {
-        const __mmask16 m = lanes16(cols - j);
-        _mm256_mask_storeu_epi16(dst + r * ld_dst + j, m, bf16x16(_mm512_maskz_loadu_ps(m, src + r * cols + j)));
-      }
+    for (int64_t r = 0; r < rows; ++r) to_bf16_row_avx512(dst + r * ld_dst, src + r * cols, cols);
   }
 }
 

@@ -74,10 +74,8 @@ struct Operand {
 __m512i values(const Operand& o, __m512i v) {
   if (!o.relu2) return v;
   const __m512 zero = _mm512_setzero_ps();
-  const __m512 lo = _mm512_max_ps(
-      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(v)), 16)), zero);
-  const __m512 hi = _mm512_max_ps(
-      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(v, 1)), 16)), zero);
+  const __m512 lo = _mm512_max_ps(widen_bf16x16(_mm512_castsi512_si256(v)), zero);
+  const __m512 hi = _mm512_max_ps(widen_bf16x16(_mm512_extracti64x4_epi64(v, 1)), zero);
   return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_mul_ps(hi, hi), _mm512_mul_ps(lo, lo)));
 }
 

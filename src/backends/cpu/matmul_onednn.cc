@@ -250,9 +250,7 @@ void to_bf16_row_avx2(uint16_t* dst, const float* src, int64_t n) {
 
 void to_bf16_rows_avx2(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
 #pragma omp parallel for schedule(static) if (rows * cols > 32768)
-  for (int64_t r = 0; r < rows; ++r)
-#pragma omp simd
-    for (int64_t j = 0; j < cols; ++j) dst[r * ld_dst + j] = ref::to_bf16_1(src[r * cols + j]);
+  for (int64_t r = 0; r < rows; ++r) to_bf16_row_avx2(dst + r * ld_dst, src + r * cols, cols);
 }
 
 void matmul_bf16_out_widen(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,

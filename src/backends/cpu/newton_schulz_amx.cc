@@ -61,15 +61,10 @@ TileRows a_tile(const float* c, int64_t ldc, int64_t h) {
 // Columns g * 16.. of a (32, 32) fp32 block c in bf16 as pairs of rows: a B tile (row r holds
 // the 16 pairs (c[2r][j], c[2r + 1][j])).
 TileRows b_tile(const float* c, int64_t ldc, int64_t g) {
-  alignas(64) static constexpr uint16_t kPairs[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
-                                                     8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
-  const __m512i pairs = _mm512_load_si512(kPairs);
   TileRows t;
   for (int r = 0; r < 16; ++r) {
     const float* r0 = c + 2 * r * ldc + 16 * g;
-    // [row 2r | row 2r + 1], 16 bf16 each, interleaved into pairs.
-    const __m512i v = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_loadu_ps(r0 + ldc), _mm512_loadu_ps(r0)));
-    t.r[r] = _mm512_permutexvar_epi16(pairs, v);
+    t.r[r] = interleave_bf16(_mm512_loadu_ps(r0), _mm512_loadu_ps(r0 + ldc));
   }
   return t;
 }

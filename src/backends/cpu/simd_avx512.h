@@ -5,6 +5,8 @@
 #pragma once
 #include <immintrin.h>
 
+#include <cstdint>
+
 namespace nt::cpu {
 // Internal linkage: these inline functions are compiled into translation units built with
 // different -m flags, and the linker must not merge them into one copy.
@@ -79,6 +81,18 @@ inline void transpose16(__m512i r[16]) {
 
 // fp32 -> bf16, round to nearest even (vcvtneps2bf16; subnormals flush to zero).
 inline __m256i bf16x16(__m512 x) { return reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x)); }
+// 16 bf16 -> fp32 (exact: the bits shifted into the high half).
+inline __m512 widen_bf16x16(__m256i h) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+// Two rows of 16 floats rounded to bf16 and interleaved into 16 pairs (r0[j], r1[j]): a row of
+// an AMX (or AVX-512-BF16) B operand, pairs along k.
+inline __m512i interleave_bf16(__m512 r0, __m512 r1) {
+  alignas(64) static const uint16_t kIdx[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+                                                8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  const __m512i v = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(r1, r0));
+  return _mm512_permutexvar_epi16(_mm512_load_si512(kIdx), v);
+}
 
 inline __mmask16 lanes16(int64_t n) {
   return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
