@@ -39,6 +39,11 @@ constexpr int64_t kQBlock = 64;  // even: pairs of query rows never straddle two
 
 inline int64_t even(int64_t n) { return n + (n & 1); }
 
+// The row stride of a scratch operand of n elements a row: n plus one 64-byte line (16 32-bit
+// elements, 32 bf16). A tile reads 16 rows; with T = 2048 a row of Kᵀ pairs is 8 KiB, and rows a
+// power of two of 4 KiB apart all fall into one L1 set (12 ways): every tile load missed.
+inline int64_t padded(int64_t n, int64_t line_elems) { return n + line_elems; }
+
 // dst (cols x rows) = src (rows x cols) transposed, 32-bit elements (bf16 pairs or floats);
 // 8 x 8 blocks through registers, scalar edges. The blocks go along dst's rows, so that each of
 // its lines is written whole before the next (dK and dV are transposed straight into the
@@ -122,13 +127,14 @@ void rows_to_operand(typename Ops::Elem* dst, int64_t d2, const float* x, int64_
   }
 }
 
-// Kᵀ in pairs along the head dim: kt[dd * T + j] = (k_j[2dd], k_j[2dd+1]): the B operand of
+// Kᵀ in pairs along the head dim: kt[dd * ldk + j] = (k_j[2dd], k_j[2dd+1]): the B operand of
 // S = Q Kᵀ (and, from V, of dP = dO Vᵀ). rows: scratch of T * d2 / 2 words.
 template <class Ops>
-void pack_transposed(typename Ops::Pair* kt, const float* k, int64_t ks, int64_t T, int64_t D, typename Ops::Pair* rows) {
+void pack_transposed(typename Ops::Pair* kt, int64_t ldk, const float* k, int64_t ks, int64_t T, int64_t D,
+                     typename Ops::Pair* rows) {
   const int64_t d2 = even(D);
   rows_to_operand<Ops>(reinterpret_cast<typename Ops::Elem*>(rows), d2, k, ks, T, D);
-  transpose(kt, T, rows, d2 / 2, T, d2 / 2);
+  transpose(kt, ldk, rows, d2 / 2, T, d2 / 2);
 }
 
 // K (or V) in pairs along time: kn[jj * D + d] = (k_{2jj}[d], k_{2jj+1}[d]): the B operand of
@@ -156,35 +162,38 @@ void fwd(float* out, float* lse, const float* q, const float* k, const float* v,
   const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
   using P = typename Ops::Pair;
   using E = typename Ops::Elem;
+  constexpr int64_t kPairLine = 64 / sizeof(P), kElemLine = 64 / sizeof(E);
+  const int64_t tp = padded(T, kPairLine);  // Kᵀ's row stride in pairs
 #pragma omp parallel
   {
     profile::WorkZone work(Ops::kFwdZone);
-    P* kt = grab<P>(kKt, d2 / 2 * T);
+    P* kt = grab<P>(kKt, d2 / 2 * tp);
     P* vn = grab<P>(kVn, t2 / 2 * D);
     P* rows_buf = grab<P>(kRows, d2 / 2 * T);
     E* qa = grab<E>(kQa, kQBlock * d2);
-    E* pa = grab<E>(kPa, kQBlock * t2);
-    float* s = grab<float>(kS, kQBlock * T);
+    E* pa = grab<E>(kPa, kQBlock * padded(t2, kElemLine));
+    float* s = grab<float>(kS, kQBlock * padded(T, 16));
     float* ob = grab<float>(kOut, kQBlock * D);
 #pragma omp for collapse(2) schedule(dynamic, 1) nowait
     for (int64_t b = 0; b < B; ++b)
       for (int64_t kvh = 0; kvh < KVH; ++kvh) {
-        pack_transposed<Ops>(kt, k + b * T * ks + kvh * D, ks, T, D, rows_buf);
+        pack_transposed<Ops>(kt, tp, k + b * T * ks + kvh * D, ks, T, D, rows_buf);
         pack_rows<Ops>(vn, v + b * T * ks + kvh * D, ks, T, D);
         for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
           for (int64_t bi = 0; bi < nblocks; ++bi) {
             const int64_t i0 = bi * kQBlock, n = std::min(T, i0 + kQBlock), rows = n - i0, n2 = even(n);
+            const int64_t ns = padded(n, 16), ps = padded(n2, kElemLine);  // row strides of S and P
             rows_to_operand<Ops>(qa, d2, q + (b * T + i0) * qs + h * D, qs, rows, D);
-            Ops::gemm(s, n, qa, d2, elems<Ops>(kt), 2 * T, rows, n, d2 / 2, false);  // S = Q Kᵀ
+            Ops::gemm(s, ns, qa, d2, elems<Ops>(kt), 2 * tp, rows, n, d2 / 2, false);  // S = Q Kᵀ
             for (int64_t r = 0; r < rows; ++r) {
-              float* sr = s + r * n;
+              float* sr = s + r * ns;
               const int64_t nv = i0 + r + 1;  // keys 0..i visible
               const float mx = Ops::row_max(sr, nv) * scale;
               const float l = Ops::exp_row(sr, sr, nv, scale, mx);
-              Ops::to_operand(pa + r * n2, sr, 1.0f / l, nv, n2);
+              Ops::to_operand(pa + r * ps, sr, 1.0f / l, nv, n2);
               lse[(b * H + h) * T + i0 + r] = mx + std::log(l);
             }
-            Ops::gemm(ob, D, pa, n2, elems<Ops>(vn), 2 * D, rows, D, n2 / 2, false);  // P V
+            Ops::gemm(ob, D, pa, ps, elems<Ops>(vn), 2 * D, rows, D, n2 / 2, false);  // P V
             Ops::write_rows(out + (b * T + i0) * qs + h * D, qs, ob, rows, D);
           }
       }
@@ -199,33 +208,35 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
   const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
   using P = typename Ops::Pair;
   using E = typename Ops::Elem;
+  constexpr int64_t kPairLine = 64 / sizeof(P), kElemLine = 64 / sizeof(E);
+  const int64_t tp = padded(T, kPairLine), tf = padded(T, 16);  // Kᵀ, Vᵀ and dKᵀ, dVᵀ row strides
 #pragma omp parallel
   {
     profile::WorkZone work(Ops::kBwdZone);
-    P* kt = grab<P>(kKt, d2 / 2 * T);
-    P* vt = grab<P>(kVt, d2 / 2 * T);
+    P* kt = grab<P>(kKt, d2 / 2 * tp);
+    P* vt = grab<P>(kVt, d2 / 2 * tp);
     P* kn = grab<P>(kKn, t2 / 2 * D);
     P* rows_buf = grab<P>(kRows, std::max(d2 / 2 * T, kQBlock / 2 * D));
-    P* pv = grab<P>(kPv, kQBlock / 2 * T);
-    P* dsv = grab<P>(kDsv, kQBlock / 2 * T);
+    P* pv = grab<P>(kPv, kQBlock / 2 * tp);
+    P* dsv = grab<P>(kDsv, kQBlock / 2 * tp);
     P* qt = grab<P>(kQt, D * kQBlock / 2);
     P* dt = grab<P>(kDt, D * kQBlock / 2);
     E* qa = grab<E>(kQa, kQBlock * d2);
     E* da = grab<E>(kDa, kQBlock * d2);
-    E* dsa = grab<E>(kDsa, kQBlock * t2);
-    float* s = grab<float>(kS, kQBlock * T);
-    float* dp = grab<float>(kDp, kQBlock * T);
+    E* dsa = grab<E>(kDsa, kQBlock * padded(t2, kElemLine));
+    float* s = grab<float>(kS, kQBlock * tf);
+    float* dp = grab<float>(kDp, kQBlock * tf);
     float* ob = grab<float>(kOut, kQBlock * D);
-    float* dkt = grab<float>(kDkt, D * T);
-    float* dvt = grab<float>(kDvt, D * T);
+    float* dkt = grab<float>(kDkt, D * tf);
+    float* dvt = grab<float>(kDvt, D * tf);
     float di[kQBlock];
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (int64_t b = 0; b < B; ++b)
       for (int64_t kvh = 0; kvh < KVH; ++kvh) {
         const float* kb = k + b * T * ks + kvh * D;
         const float* vb = v + b * T * ks + kvh * D;
-        pack_transposed<Ops>(kt, kb, ks, T, D, rows_buf);
-        pack_transposed<Ops>(vt, vb, ks, T, D, rows_buf);
+        pack_transposed<Ops>(kt, tp, kb, ks, T, D, rows_buf);
+        pack_transposed<Ops>(vt, tp, vb, ks, T, D, rows_buf);
         pack_rows<Ops>(kn, kb, ks, T, D);
         for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
           // The last block first: it sees every key, so for the group's first head its products
@@ -234,6 +245,8 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
             const bool first = h == kvh * group && bi == nblocks - 1;
             const int64_t i0 = bi * kQBlock, n = std::min(T, i0 + kQBlock), rows = n - i0, n2 = even(n);
             const int64_t rows2 = even(rows), qo = (b * T + i0) * qs + h * D;
+            // Row strides: S and dP (floats), P and dS in pairs of rows, dS row-major.
+            const int64_t ns = padded(n, 16), np = padded(n, kPairLine), as = padded(n2, kElemLine);
             // Q and dO as row-major A operands (S, dP) and transposed in pairs of rows (dKᵀ, dVᵀ).
             rows_to_operand<Ops>(qa, d2, q + qo, qs, rows, D);
             rows_to_operand<Ops>(da, d2, dout + qo, qs, rows, D);
@@ -241,8 +254,8 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
             transpose(qt, rows2 / 2, rows_buf, D, rows2 / 2, D);
             pack_rows<Ops>(rows_buf, dout + qo, qs, rows, D);
             transpose(dt, rows2 / 2, rows_buf, D, rows2 / 2, D);
-            Ops::gemm(s, n, qa, d2, elems<Ops>(kt), 2 * T, rows, n, d2 / 2, false);   // S = Q Kᵀ
-            Ops::gemm(dp, n, da, d2, elems<Ops>(vt), 2 * T, rows, n, d2 / 2, false);  // dP = dO Vᵀ
+            Ops::gemm(s, ns, qa, d2, elems<Ops>(kt), 2 * tp, rows, n, d2 / 2, false);   // S = Q Kᵀ
+            Ops::gemm(dp, ns, da, d2, elems<Ops>(vt), 2 * tp, rows, n, d2 / 2, false);  // dP = dO Vᵀ
             const float* lrow = lse + (b * H + h) * T + i0;
             for (int64_t r = 0; r < rows; ++r) {  // D_i = dO_i . O_i
               prefetch_row(dout + qo, qs, r + kAhead, rows, D);
@@ -253,18 +266,18 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
               const int64_t r0 = 2 * rr;
               const bool two = r0 + 1 < rows;
               const float di0 = di[r0], di1 = two ? di[r0 + 1] : 0.0f;
-              Ops::backward_pair(pv + rr * n, dsv + rr * n, dsa + r0 * n2, dsa + (r0 + 1) * n2, s + r0 * n,
-                            s + (r0 + 1) * n, dp + r0 * n, dp + (r0 + 1) * n, n, i0 + r0 + 1, lrow[r0],
-                            two ? lrow[r0 + 1] : 0.0f, di0, di1, scale, two);
-              if (n2 > n) dsa[r0 * n2 + n] = 0, dsa[(r0 + 1) * n2 + n] = 0;
+              Ops::backward_pair(pv + rr * np, dsv + rr * np, dsa + r0 * as, dsa + (r0 + 1) * as, s + r0 * ns,
+                                 s + (r0 + 1) * ns, dp + r0 * ns, dp + (r0 + 1) * ns, n, i0 + r0 + 1, lrow[r0],
+                                 two ? lrow[r0 + 1] : 0.0f, di0, di1, scale, two);
+              if (n2 > n) dsa[r0 * as + n] = 0, dsa[(r0 + 1) * as + n] = 0;
             }
-            Ops::gemm(ob, D, dsa, n2, elems<Ops>(kn), 2 * D, rows, D, n2 / 2, false);  // dQ = dS K
+            Ops::gemm(ob, D, dsa, as, elems<Ops>(kn), 2 * D, rows, D, n2 / 2, false);  // dQ = dS K
             Ops::write_rows(dq + qo, qs, ob, rows, D);
-            Ops::gemm(dkt, T, elems<Ops>(qt), rows2, elems<Ops>(dsv), 2 * n, D, n, rows2 / 2, !first);  // dKᵀ += Qᵀ dS
-            Ops::gemm(dvt, T, elems<Ops>(dt), rows2, elems<Ops>(pv), 2 * n, D, n, rows2 / 2, !first);   // dVᵀ += dOᵀ P
+            Ops::gemm(dkt, tf, elems<Ops>(qt), rows2, elems<Ops>(dsv), 2 * np, D, n, rows2 / 2, !first);  // dKᵀ += Qᵀ dS
+            Ops::gemm(dvt, tf, elems<Ops>(dt), rows2, elems<Ops>(pv), 2 * np, D, n, rows2 / 2, !first);   // dVᵀ += dOᵀ P
           }
-        Ops::write_transposed(dk + b * T * ks + kvh * D, ks, dkt, T, D, T);
-        Ops::write_transposed(dv + b * T * ks + kvh * D, ks, dvt, T, D, T);
+        Ops::write_transposed(dk + b * T * ks + kvh * D, ks, dkt, tf, D, T);
+        Ops::write_transposed(dv + b * T * ks + kvh * D, ks, dvt, tf, D, T);
       }
   }
 }
