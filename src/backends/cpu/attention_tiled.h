@@ -44,6 +44,19 @@ inline int64_t even(int64_t n) { return n + (n & 1); }
 // power of two of 4 KiB apart all fall into one L1 set (12 ways): every tile load missed.
 inline int64_t padded(int64_t n, int64_t line_elems) { return n + line_elems; }
 
+// The backward's keys per pass (a multiple of kQBlock): what one thread touches for every query
+// block against a span of keys, per key (dKᵀ and dVᵀ accumulators, Kᵀ, Vᵀ and K operands, a
+// block's S, dP, P and dS), fits in about 1 MiB of its 2 MiB L2. Against all of T = 2048 keys
+// at once, the 64-key products read and wrote their 1 MiB dKᵀ and dVᵀ from L3 for every query
+// block, and the tiles waited on those loads.
+constexpr int64_t kKeySpanBytes = int64_t(1) << 20;
+inline int64_t key_span(int64_t T, int64_t D, int64_t pair_bytes, int64_t elem_bytes) {
+  const int64_t per_key = 2 * D * 4 + (2 * even(D) / 2 + D / 2 + 1) * pair_bytes +
+                          kQBlock * (2 * 4 + pair_bytes + elem_bytes);
+  const int64_t span = std::max(kQBlock, kKeySpanBytes / per_key / kQBlock * kQBlock);
+  return span >= T ? T : span;
+}
+
 // dst (cols x rows) = src (rows x cols) transposed, 32-bit elements (bf16 pairs or floats);
 // 8 x 8 blocks through registers, scalar edges. The blocks go along dst's rows, so that each of
 // its lines is written whole before the next (dK and dV are transposed straight into the
@@ -210,6 +223,7 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
   using E = typename Ops::Elem;
   constexpr int64_t kPairLine = 64 / sizeof(P), kElemLine = 64 / sizeof(E);
   const int64_t tp = padded(T, kPairLine), tf = padded(T, 16);  // Kᵀ, Vᵀ and dKᵀ, dVᵀ row strides
+  const int64_t span = key_span(T, D, sizeof(P), sizeof(E));
 #pragma omp parallel
   {
     profile::WorkZone work(Ops::kBwdZone);
@@ -219,17 +233,18 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
     P* rows_buf = grab<P>(kRows, std::max(d2 / 2 * T, kQBlock / 2 * D));
     P* pv = grab<P>(kPv, kQBlock / 2 * tp);
     P* dsv = grab<P>(kDsv, kQBlock / 2 * tp);
-    P* qt = grab<P>(kQt, D * kQBlock / 2);
-    P* dt = grab<P>(kDt, D * kQBlock / 2);
-    E* qa = grab<E>(kQa, kQBlock * d2);
-    E* da = grab<E>(kDa, kQBlock * d2);
+    // A head's Q and dO operands and D_i, per query block, made once and read by every span.
+    P* qt_all = grab<P>(kQt, nblocks * D * kQBlock / 2);
+    P* dt_all = grab<P>(kDt, nblocks * D * kQBlock / 2);
+    E* qa_all = grab<E>(kQa, nblocks * kQBlock * d2);
+    E* da_all = grab<E>(kDa, nblocks * kQBlock * d2);
+    float* di_all = grab<float>(kPa, nblocks * kQBlock);
     E* dsa = grab<E>(kDsa, kQBlock * padded(t2, kElemLine));
     float* s = grab<float>(kS, kQBlock * tf);
     float* dp = grab<float>(kDp, kQBlock * tf);
     float* ob = grab<float>(kOut, kQBlock * D);
     float* dkt = grab<float>(kDkt, D * tf);
     float* dvt = grab<float>(kDvt, D * tf);
-    float di[kQBlock];
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (int64_t b = 0; b < B; ++b)
       for (int64_t kvh = 0; kvh < KVH; ++kvh) {
@@ -238,44 +253,70 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
         pack_transposed<Ops>(kt, tp, kb, ks, T, D, rows_buf);
         pack_transposed<Ops>(vt, tp, vb, ks, T, D, rows_buf);
         pack_rows<Ops>(kn, kb, ks, T, D);
-        for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
-          // The last block first: it sees every key, so for the group's first head its products
-          // overwrite dKᵀ and dVᵀ whole (no clearing pass), and the rest accumulate.
-          for (int64_t bi = nblocks - 1; bi >= 0; --bi) {
-            const bool first = h == kvh * group && bi == nblocks - 1;
-            const int64_t i0 = bi * kQBlock, n = std::min(T, i0 + kQBlock), rows = n - i0, n2 = even(n);
-            const int64_t rows2 = even(rows), qo = (b * T + i0) * qs + h * D;
-            // Row strides: S and dP (floats), P and dS in pairs of rows, dS row-major.
-            const int64_t ns = padded(n, 16), np = padded(n, kPairLine), as = padded(n2, kElemLine);
-            // Q and dO as row-major A operands (S, dP) and transposed in pairs of rows (dKᵀ, dVᵀ).
-            rows_to_operand<Ops>(qa, d2, q + qo, qs, rows, D);
-            rows_to_operand<Ops>(da, d2, dout + qo, qs, rows, D);
+        for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
+          // Q and dO as row-major A operands (S, dP) and transposed in pairs of rows (dKᵀ, dVᵀ),
+          // and D_i = dO_i . O_i, for every query block of the head.
+          for (int64_t bi = 0; bi < nblocks; ++bi) {
+            const int64_t i0 = bi * kQBlock, rows = std::min(T, i0 + kQBlock) - i0, rows2 = even(rows);
+            const int64_t qo = (b * T + i0) * qs + h * D;
+            rows_to_operand<Ops>(qa_all + bi * kQBlock * d2, d2, q + qo, qs, rows, D);
+            rows_to_operand<Ops>(da_all + bi * kQBlock * d2, d2, dout + qo, qs, rows, D);
             pack_rows<Ops>(rows_buf, q + qo, qs, rows, D);
-            transpose(qt, rows2 / 2, rows_buf, D, rows2 / 2, D);
+            transpose(qt_all + bi * D * kQBlock / 2, rows2 / 2, rows_buf, D, rows2 / 2, D);
             pack_rows<Ops>(rows_buf, dout + qo, qs, rows, D);
-            transpose(dt, rows2 / 2, rows_buf, D, rows2 / 2, D);
-            Ops::gemm(s, ns, qa, d2, elems<Ops>(kt), 2 * tp, rows, n, d2 / 2, false);   // S = Q Kᵀ
-            Ops::gemm(dp, ns, da, d2, elems<Ops>(vt), 2 * tp, rows, n, d2 / 2, false);  // dP = dO Vᵀ
-            const float* lrow = lse + (b * H + h) * T + i0;
-            for (int64_t r = 0; r < rows; ++r) {  // D_i = dO_i . O_i
+            transpose(dt_all + bi * D * kQBlock / 2, rows2 / 2, rows_buf, D, rows2 / 2, D);
+            for (int64_t r = 0; r < rows; ++r) {
               prefetch_row(dout + qo, qs, r + kAhead, rows, D);
               prefetch_row(out + qo, qs, r + kAhead, rows, D);
-              di[r] = dot(dout + qo + r * qs, out + qo + r * qs, D);
+              di_all[i0 + r] = dot(dout + qo + r * qs, out + qo + r * qs, D);
             }
-            for (int64_t rr = 0; rr < rows2 / 2; ++rr) {
-              const int64_t r0 = 2 * rr;
-              const bool two = r0 + 1 < rows;
-              const float di0 = di[r0], di1 = two ? di[r0 + 1] : 0.0f;
-              Ops::backward_pair(pv + rr * np, dsv + rr * np, dsa + r0 * as, dsa + (r0 + 1) * as, s + r0 * ns,
-                                 s + (r0 + 1) * ns, dp + r0 * ns, dp + (r0 + 1) * ns, n, i0 + r0 + 1, lrow[r0],
-                                 two ? lrow[r0 + 1] : 0.0f, di0, di1, scale, two);
-              if (n2 > n) dsa[r0 * as + n] = 0, dsa[(r0 + 1) * as + n] = 0;
-            }
-            Ops::gemm(ob, D, dsa, as, elems<Ops>(kn), 2 * D, rows, D, n2 / 2, false);  // dQ = dS K
-            Ops::write_rows(dq + qo, qs, ob, rows, D);
-            Ops::gemm(dkt, tf, elems<Ops>(qt), rows2, elems<Ops>(dsv), 2 * np, D, n, rows2 / 2, !first);  // dKᵀ += Qᵀ dS
-            Ops::gemm(dvt, tf, elems<Ops>(dt), rows2, elems<Ops>(pv), 2 * np, D, n, rows2 / 2, !first);   // dVᵀ += dOᵀ P
           }
+          // Keys in spans (key_span), each with every query block that sees it; within a span
+          // the last block first: it sees every key of the span, so for the group's first head
+          // its products overwrite the span's dKᵀ and dVᵀ (no clearing pass), and the rest
+          // accumulate. dQ: the first span's product is written, later spans' add to it.
+          for (int64_t j0 = 0; j0 < T; j0 += span) {
+            const int64_t j1 = std::min(T, j0 + span);
+            for (int64_t bi = nblocks - 1; bi >= j0 / kQBlock; --bi) {
+              const bool first = h == kvh * group && bi == nblocks - 1;
+              const int64_t i0 = bi * kQBlock, n = std::min(T, i0 + kQBlock), rows = n - i0, rows2 = even(rows);
+              const int64_t qo = (b * T + i0) * qs + h * D;
+              const E* qa = qa_all + bi * kQBlock * d2;
+              const E* da = da_all + bi * kQBlock * d2;
+              const float* di = di_all + i0;
+              // This block's keys in the span: [j0, j0 + nk). Row strides: S and dP (floats), P
+              // and dS in pairs of rows, dS row-major.
+              const int64_t nk = std::min(j1, n) - j0, nk2 = even(nk);
+              const int64_t ns = padded(nk, 16), np = padded(nk, kPairLine), as = padded(nk2, kElemLine);
+              Ops::gemm(s, ns, qa, d2, elems<Ops>(kt + j0), 2 * tp, rows, nk, d2 / 2, false);   // S = Q Kᵀ
+              Ops::gemm(dp, ns, da, d2, elems<Ops>(vt + j0), 2 * tp, rows, nk, d2 / 2, false);  // dP = dO Vᵀ
+              const float* lrow = lse + (b * H + h) * T + i0;
+              for (int64_t rr = 0; rr < rows2 / 2; ++rr) {
+                const int64_t r0 = 2 * rr;
+                const bool two = r0 + 1 < rows;
+                const float di0 = di[r0], di1 = two ? di[r0 + 1] : 0.0f;
+                // Row r0 sees keys up to i0 + r0: i0 + r0 + 1 - j0 of the span's.
+                Ops::backward_pair(pv + rr * np, dsv + rr * np, dsa + r0 * as, dsa + (r0 + 1) * as, s + r0 * ns,
+                                   s + (r0 + 1) * ns, dp + r0 * ns, dp + (r0 + 1) * ns, nk, i0 + r0 + 1 - j0,
+                                   lrow[r0], two ? lrow[r0 + 1] : 0.0f, di0, di1, scale, two);
+                if (nk2 > nk) dsa[r0 * as + nk] = 0, dsa[(r0 + 1) * as + nk] = 0;
+              }
+              // dQ = dS K (the span's keys): one span's product goes through ob, written out with
+              // streaming stores; with several, each adds into dQ's rows (the first writes).
+              const P* kn_span = kn + j0 / 2 * D;
+              if (span == T) {
+                Ops::gemm(ob, D, dsa, as, elems<Ops>(kn_span), 2 * D, rows, D, nk2 / 2, false);
+                Ops::write_rows(dq + qo, qs, ob, rows, D);
+              } else {
+                Ops::gemm(dq + qo, qs, dsa, as, elems<Ops>(kn_span), 2 * D, rows, D, nk2 / 2, j0 > 0);
+              }
+              const P* qt = qt_all + bi * D * kQBlock / 2;
+              const P* dt = dt_all + bi * D * kQBlock / 2;
+              Ops::gemm(dkt + j0, tf, elems<Ops>(qt), rows2, elems<Ops>(dsv), 2 * np, D, nk, rows2 / 2, !first);  // dKᵀ += Qᵀ dS
+              Ops::gemm(dvt + j0, tf, elems<Ops>(dt), rows2, elems<Ops>(pv), 2 * np, D, nk, rows2 / 2, !first);   // dVᵀ += dOᵀ P
+            }
+          }
+        }
         Ops::write_transposed(dk + b * T * ks + kvh * D, ks, dkt, tf, D, T);
         Ops::write_transposed(dv + b * T * ks + kvh * D, ks, dvt, tf, D, T);
       }
