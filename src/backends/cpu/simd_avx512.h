@@ -25,8 +25,9 @@ inline __m512 exp16(__m512 x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
   p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-  return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+  // p 2^n by vscalefps: exact, as the AVX2 version's multiply by 2^n built in the exponent
+  // bits (x is clamped, so the result is a normal float), in one instruction instead of four.
+  return _mm512_scalef_ps(p, n);
 }
 
 // e^x to a relative 6e-5 (measured over [-100, 0.5]; mean 2e-6): 2^t with t = x log2(e) split
