@@ -21,10 +21,10 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
 #pragma omp parallel
   {
     profile::WorkZone work("xent rows avx512");
-    // One row's z and exp(z - cap), side by side: a row at a time, they stay in the core's cache,
+    // One row's u and exp(z - cap), side by side: a row at a time, they stay in the core's cache,
     // and the logits are only read (no dirty lines of z to write back).
-    float* zrow = static_cast<float*>(thread_scratch(kScratchXent, 2 * size_t(V) * sizeof(float)));
-    float* e = zrow + V;
+    float* urow = static_cast<float*>(thread_scratch(kScratchXent, 2 * size_t(V) * sizeof(float)));
+    float* e = urow + V;
 #pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < rows; ++r) {
       float* l = logits + r * V;
@@ -38,41 +38,44 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
           }
         continue;
       }
-      // Pass 1: z = cap tanh(l / cap), kept in zrow, and sum exp(z - cap) (|z| <= cap: no max
-      // pass), each term kept in e for pass 2, which then needs no exp of its own.
+      // Pass 1: u = tanh(l / cap), kept in urow (z = cap u), and sum exp(z - cap) (|z| <= cap:
+      // no max pass), each term kept in e for pass 2, which then needs no exp of its own.
       __m512 acc = _mm512_setzero_ps();
       // Each line of logits fetched kXentPrefetchFloats ahead (cpu_ops.h says why).
       for (int64_t i = 0; i < V; i += 16) {
         const __mmask16 m = lanes16(V - i);
         if (r * V + i + kXentPrefetchFloats < rows * V)
           _mm_prefetch(reinterpret_cast<const char*>(l + i + kXentPrefetchFloats), _MM_HINT_T0);
-        const __m512 z = _mm512_mul_ps(vcap, tanh16(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, l + i), vinv)));
-        _mm512_mask_storeu_ps(zrow + i, m, z);
-        const __m512 ez = exp16(_mm512_sub_ps(z, vcap));
+        const __m512 u = tanh16(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, l + i), vinv));
+        _mm512_mask_storeu_ps(urow + i, m, u);
+        const __m512 ez = exp16(_mm512_fmsub_ps(vcap, u, vcap));
         _mm512_mask_storeu_ps(e + i, m, ez);
         acc = _mm512_mask_add_ps(acc, m, acc, ez);
       }
-      const float lse = cap + float(std::log(double(_mm512_reduce_add_ps(acc))));
+      // The loss and the target's probability from the sum S of the terms and the target's own
+      // term: -log(e_t / S), e_t / S. (With lse - z_t, a one-word vocabulary's loss was not 0:
+      // the exp's last-bit error.)
+      const double sum = double(_mm512_reduce_add_ps(acc));
       const int64_t t = targets[r];
-      losses[r] = lse - zrow[t];
+      const double et = double(e[t]);
+      losses[r] = float(std::log(sum) - std::log(et));
       if (grad_scale == 0.0f) continue;
       // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2, with
-      // softmax(z) = exp(z - cap) exp(cap - lse).
-      const __m512 vscale = _mm512_set1_ps(grad_scale * float(std::exp(double(cap) - double(lse))));
+      // softmax(z) = exp(z - cap) / S.
+      const __m512 vscale = _mm512_set1_ps(float(double(grad_scale) / sum));
       const __m512 one = _mm512_set1_ps(1.0f);
-      const float zt = zrow[t];
       for (int64_t i = 0; i < V; i += 16) {
         const __mmask16 m = lanes16(V - i);
-        const __m512 u = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, zrow + i), vinv);
+        const __m512 u = _mm512_maskz_loadu_ps(m, urow + i);
         const __m512 p = _mm512_mul_ps(vscale, _mm512_maskz_loadu_ps(m, e + i));
         const __m512 g = _mm512_mul_ps(p, _mm512_fnmadd_ps(u, u, one));
         if (d) _mm256_mask_storeu_epi16(d + i, m, bf16x16(g));
         else _mm512_mask_storeu_ps(l + i, m, g);
       }
-      // The target's element, with the one-hot term: its probability straight from exp(zt - lse),
-      // so that p - 1 cancels exactly where p rounds to 1 (a one-word vocabulary gives 0).
-      const float ut = zt * inv_cap, dz = 1.0f - ut * ut;
-      const float pt = _mm512_cvtss_f32(exp16(_mm512_set1_ps(zt - lse)));
+      // The target's element, with the one-hot term: p - 1 cancels exactly where p rounds to 1
+      // (a one-word vocabulary gives 0).
+      const float ut = urow[t], dz = 1.0f - ut * ut;
+      const float pt = float(et / sum);
       const float gt = grad_scale * pt * dz - grad_scale * dz;
       if (d) d[t] = uint16_t(_mm256_extract_epi16(bf16x16(_mm512_set1_ps(gt)), 0));
       else l[t] = gt;

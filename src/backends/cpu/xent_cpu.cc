@@ -53,9 +53,12 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
         l[i] = cap * tanh1(l[i] * inv_cap);
         sum += exp1(l[i] - cap);
       }
+      // The loss and the target's probability from the sum and the target's own term e_t:
+      // -log(e_t / sum), e_t / sum (xent_avx512.cc says why).
       const float lse = cap + float(std::log(sum));
       const int64_t t = targets[r];
-      losses[r] = lse - l[t];
+      const double et = double(exp1(l[t] - cap));
+      losses[r] = float(std::log(sum) - std::log(et));
       if (grad_scale == 0.0f) continue;
       // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2.
       const __m256 vlse = _mm256_set1_ps(lse), vgs = _mm256_set1_ps(grad_scale), one = _mm256_set1_ps(1.0f);
@@ -73,10 +76,11 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
         if (d) d[i] = bf16_1(g);
         else l[i] = g;
       }
-      // The one-hot term of the target, with the same derivative factor.
-      const float ut = zt * inv_cap, dz = 1.0f - ut * ut;
-      if (d) d[t] = bf16_1(grad_scale * exp1(zt - lse) * dz - grad_scale * dz);
-      else l[t] -= grad_scale * dz;
+      // The target's element, with the one-hot term and the same derivative factor.
+      const float ut = zt * inv_cap, dz = 1.0f - ut * ut, pt = float(et / sum);
+      const float gt = grad_scale * pt * dz - grad_scale * dz;
+      if (d) d[t] = bf16_1(gt);
+      else l[t] = gt;
     }
   }
 }
