@@ -312,8 +312,9 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
               }
               const P* qt = qt_all + bi * D * kQBlock / 2;
               const P* dt = dt_all + bi * D * kQBlock / 2;
-              Ops::gemm(dkt + j0, tf, elems<Ops>(qt), rows2, elems<Ops>(dsv), 2 * np, D, nk, rows2 / 2, !first);  // dKᵀ += Qᵀ dS
-              Ops::gemm(dvt + j0, tf, elems<Ops>(dt), rows2, elems<Ops>(pv), 2 * np, D, nk, rows2 / 2, !first);   // dVᵀ += dOᵀ P
+              // dKᵀ += Qᵀ dS and dVᵀ += dOᵀ P over the span's columns.
+              Ops::gemm(dkt + j0, tf, elems<Ops>(qt), rows2, elems<Ops>(dsv), 2 * np, D, nk, rows2 / 2, !first);
+              Ops::gemm(dvt + j0, tf, elems<Ops>(dt), rows2, elems<Ops>(pv), 2 * np, D, nk, rows2 / 2, !first);
             }
           }
         }

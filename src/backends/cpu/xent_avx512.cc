@@ -14,6 +14,9 @@ namespace nt::cpu {
 
 namespace {
 
+// kSmallCap: cap <= 43.5, so that the softmax's exp(z - cap), z - cap in [-2 cap, 0], is in
+// the exp's range (no clamp, no max pass).
+template <bool kSmallCap>
 void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap, float grad_scale,
           uint16_t* dlog) {
   const float inv_cap = 1.0f / cap;
@@ -39,8 +42,10 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
         continue;
       }
       // Pass 1: u = tanh(l / cap), kept in urow (z = cap u), and sum exp(z - cap) (|z| <= cap:
-      // no max pass), each term kept in e for pass 2, which then needs no exp of its own.
-      __m512 acc = _mm512_setzero_ps();
+      // no max pass), each term kept in e for pass 2, which then needs no exp of its own. Past a
+      // cap of 43.5, z - cap can fall below the exp's range (-87.3): the terms are shifted by the
+      // row's max z instead, in a pass of their own.
+      __m512 acc = _mm512_setzero_ps(), umax = _mm512_set1_ps(-1.0f);
       // Each line of logits fetched kXentPrefetchFloats ahead (cpu_ops.h says why).
       for (int64_t i = 0; i < V; i += 16) {
         const __mmask16 m = lanes16(V - i);
@@ -48,17 +53,33 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
           _mm_prefetch(reinterpret_cast<const char*>(l + i + kXentPrefetchFloats), _MM_HINT_T0);
         const __m512 u = tanh16(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, l + i), vinv));
         _mm512_mask_storeu_ps(urow + i, m, u);
-        const __m512 ez = exp16(_mm512_fmsub_ps(vcap, u, vcap));
-        _mm512_mask_storeu_ps(e + i, m, ez);
-        acc = _mm512_mask_add_ps(acc, m, acc, ez);
+        if constexpr (kSmallCap) {
+          const __m512 ez = exp16_in_range(_mm512_fmsub_ps(vcap, u, vcap));
+          _mm512_mask_storeu_ps(e + i, m, ez);
+          acc = _mm512_mask_add_ps(acc, m, acc, ez);
+        } else {
+          umax = _mm512_mask_max_ps(umax, m, umax, u);
+        }
+      }
+      float shift = cap;
+      if constexpr (!kSmallCap) {
+        shift = cap * _mm512_reduce_max_ps(umax);
+        const __m512 vshift = _mm512_set1_ps(shift);
+        for (int64_t i = 0; i < V; i += 16) {
+          const __mmask16 m = lanes16(V - i);
+          const __m512 ez = exp16(_mm512_fmsub_ps(vcap, _mm512_maskz_loadu_ps(m, urow + i), vshift));
+          _mm512_mask_storeu_ps(e + i, m, ez);
+          acc = _mm512_mask_add_ps(acc, m, acc, ez);
+        }
       }
       // The loss and the target's probability from the sum S of the terms and the target's own
       // term: -log(e_t / S), e_t / S. (With lse - z_t, a one-word vocabulary's loss was not 0:
-      // the exp's last-bit error.)
+      // the exp's last-bit error.) A term far below the shift (e_t under e^-80, near the exp's
+      // floor) takes the loss from z_t itself.
       const double sum = double(_mm512_reduce_add_ps(acc));
       const int64_t t = targets[r];
-      const double et = double(e[t]);
-      losses[r] = float(std::log(sum) - std::log(et));
+      const double et = double(e[t]), zt = double(cap) * double(urow[t]) - double(shift);
+      losses[r] = float(std::log(sum) - (zt > -80.0 ? std::log(et) : zt));
       if (grad_scale == 0.0f) continue;
       // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2, with
       // softmax(z) = exp(z - cap) / S.
@@ -87,11 +108,13 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
 
 void softcap_xent_avx512(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
                          float grad_scale) {
-  xent(logits, losses, targets, rows, V, cap, grad_scale, nullptr);
+  if (cap <= 43.5f) xent<true>(logits, losses, targets, rows, V, cap, grad_scale, nullptr);
+  else xent<false>(logits, losses, targets, rows, V, cap, grad_scale, nullptr);
 }
 void softcap_xent_bf16_avx512(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V,
                               float cap, float grad_scale, uint16_t* dlogits) {
-  xent(logits, losses, targets, rows, V, cap, grad_scale, dlogits);
+  if (cap <= 43.5f) xent<true>(logits, losses, targets, rows, V, cap, grad_scale, dlogits);
+  else xent<false>(logits, losses, targets, rows, V, cap, grad_scale, dlogits);
 }
 
 }  // namespace nt::cpu

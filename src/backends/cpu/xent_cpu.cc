@@ -37,28 +37,44 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
         continue;
       }
       // Pass 1: z = cap tanh(l / cap), kept in l, and sum exp(z - cap). |z| <= cap, so the
-      // shift by cap replaces the usual max pass and nothing overflows.
+      // shift by cap replaces the usual max pass and nothing overflows; past a cap of 43.5,
+      // z - cap can fall below the exp's range (-87.3), and the shift is the row's max z, summed
+      // in a pass of its own.
       // Each line of logits fetched kXentPrefetchFloats ahead (cpu_ops.h says why).
-      __m256 acc = _mm256_setzero_ps();
+      const bool small_cap = cap <= 43.5f;
+      __m256 acc = _mm256_setzero_ps(), zmax = _mm256_set1_ps(-cap);
       int64_t i = 0;
       for (; i + 8 <= V; i += 8) {
         if ((i & 15) == 0 && r * V + i + kXentPrefetchFloats < rows * V)
           _mm_prefetch(reinterpret_cast<const char*>(l + i + kXentPrefetchFloats), _MM_HINT_T0);
         const __m256 z = _mm256_mul_ps(vcap, tanh8(_mm256_mul_ps(_mm256_loadu_ps(l + i), vinv)));
         _mm256_storeu_ps(l + i, z);
-        acc = _mm256_add_ps(acc, exp8(_mm256_sub_ps(z, vcap)));
+        if (small_cap) acc = _mm256_add_ps(acc, exp8(_mm256_sub_ps(z, vcap)));
+        else zmax = _mm256_max_ps(zmax, z);
       }
-      double sum = hsum(acc);
-      for (; i < V; ++i) {
-        l[i] = cap * tanh1(l[i] * inv_cap);
-        sum += exp1(l[i] - cap);
+      double sum = small_cap ? hsum(acc) : 0.0;
+      float shift = cap;
+      for (int64_t j = i; j < V; ++j) {
+        l[j] = cap * tanh1(l[j] * inv_cap);
+        if (small_cap) sum += exp1(l[j] - cap);
+      }
+      if (!small_cap) {
+        alignas(32) float m8[8];
+        _mm256_store_ps(m8, zmax);
+        shift = *std::max_element(m8, m8 + 8);
+        for (int64_t j = i; j < V; ++j) shift = std::max(shift, l[j]);
+        const __m256 vs = _mm256_set1_ps(shift);
+        int64_t j = 0;
+        for (; j + 8 <= V; j += 8) acc = _mm256_add_ps(acc, exp8(_mm256_sub_ps(_mm256_loadu_ps(l + j), vs)));
+        sum = hsum(acc);
+        for (; j < V; ++j) sum += exp1(l[j] - shift);
       }
       // The loss and the target's probability from the sum and the target's own term e_t:
-      // -log(e_t / sum), e_t / sum (xent_avx512.cc says why).
-      const float lse = cap + float(std::log(sum));
+      // -log(e_t / sum), e_t / sum, or z_t itself far below the shift (xent_avx512.cc says why).
+      const float lse = shift + float(std::log(sum));
       const int64_t t = targets[r];
-      const double et = double(exp1(l[t] - cap));
-      losses[r] = float(std::log(sum) - std::log(et));
+      const double et = double(exp1(l[t] - shift)), zt_shifted = double(l[t]) - double(shift);
+      losses[r] = float(std::log(sum) - (zt_shifted > -80.0 ? std::log(et) : zt_shifted));
       if (grad_scale == 0.0f) continue;
       // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2.
       const __m256 vlse = _mm256_set1_ps(lse), vgs = _mm256_set1_ps(grad_scale), one = _mm256_set1_ps(1.0f);
