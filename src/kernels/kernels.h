@@ -150,6 +150,15 @@ struct KernelTable {
   // shapes it does not take (the CPU's: m and n whole multiples of 32).
   bool (*newton_schulz_bf16)(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
                              int64_t n, int steps) = nullptr;
+  // matmul_bf16's B operand packed once for several products that read it (the output head's
+  // weights, read by every row chunk's forward and data-gradient products; null: each product
+  // packs its own). packed_b_bf16_size(n, k): bf16 elements of op(B)'s packed form (k x n);
+  // pack_b_bf16 writes it (b as matmul_bf16 reads it, with trans_b); matmul_bf16_packed_b is
+  // then matmul_bf16(c, a, b, m, n, k, trans_a, trans_b, beta), to the same rounding.
+  int64_t (*packed_b_bf16_size)(int64_t n, int64_t k) = nullptr;
+  void (*pack_b_bf16)(uint16_t* packed, const uint16_t* b, int64_t n, int64_t k, bool trans_b) = nullptr;
+  void (*matmul_bf16_packed_b)(float* c, const uint16_t* a, const uint16_t* packed_b, int64_t m, int64_t n, int64_t k,
+                               bool trans_a, float beta) = nullptr;
 };
 
 // The quintic of Muon's Newton-Schulz iteration, X' = (a I + b A + c A A) X with A = X X^T.

@@ -72,6 +72,11 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
     h1_.resize(size_t(N * std::max(F, H * D + 2 * KVH * D)));
     h2_.resize(size_t(std::max(N * KVH * D, std::min<int64_t>(N, head_chunk_rows(cfg.vocab_size)) * cfg.vocab_size)));
     h3_.resize(size_t(N * KVH * D));
+    if (k_.packed_b_bf16_size && k_.pack_b_bf16 && k_.matmul_bf16_packed_b) {
+      const int64_t V = cfg.vocab_size;
+      head_fwd_b_.resize(size_t(k_.packed_b_bf16_size(V, C)));
+      head_dgrad_b_.resize(size_t(k_.packed_b_bf16_size(C, V)));
+    }
   }
 }
 
@@ -121,10 +126,14 @@ size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision
   const size_t scratch = std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size + N + N * C * 3 +
                          (in_bf16 ? 0 : 2 * N * F) + 2 * N * H * D + 2 * N * KVH * D;
   size_t bf16 = 0;  // elements of 2 bytes
+  // (With the head's weights packed twice, each padded to whole 32 x 32 blocks: an upper bound
+  // where the backend packs none.)
+  auto round32 = [](size_t x) { return (x + 31) / 32 * 32; };
+  const size_t head_packed = round32(size_t(c.vocab_size)) * round32(C);
   if (in_bf16)
     bf16 = size_t(count_params(c)) + N * std::max(C, H * D) + N * std::max(F, H * D + 2 * KVH * D) +
            std::max(N * KVH * D, std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size) + N * KVH * D +
-           (c.depth + 1) * N * F + c.depth * N * (2 * C + H * D);
+           (c.depth + 1) * N * F + c.depth * N * (2 * C + H * D) + 2 * head_packed;
   return (saved + scratch) * sizeof(float) + bf16 * 2;
 }
 
@@ -219,12 +228,21 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
   const Operand lnf = saved(lnf_, h0_);  // the final norm wrote its copy into h0_
   const Operand head = weight(w.lm_head);
   const int64_t chunk = head_chunk_rows(V);
+  // Where the backend packs B operands, the head's weights are packed here once for all chunks
+  // (each chunk's two products would otherwise pack all of them again).
+  const bool packed = head_fwd_b_.size() > 0;
+  if (packed) {
+    profile::Zone z(profile::kHead);
+    k_.pack_b_bf16(head_fwd_b_.data(), head.h, V, C, true);
+    if (grad_scale != 0.0f) k_.pack_b_bf16(head_dgrad_b_.data(), head.h, C, V, false);
+  }
   for (int64_t r0 = 0; r0 < N; r0 += chunk) {
     const int64_t rows = std::min(chunk, N - r0);
     const Operand lnf_r{lnf.f + r0 * C, lnf.h ? lnf.h + r0 * C : nullptr};
     {
       profile::Zone z(profile::kHead);
-      mm(logits_.data(), lnf_r, head, rows, V, C, false, true, 0.0f);
+      if (packed) k_.matmul_bf16_packed_b(logits_.data(), lnf_r.h, head_fwd_b_.data(), rows, V, C, false, 0.0f);
+      else mm(logits_.data(), lnf_r, head, rows, V, C, false, true, 0.0f);
     }
     // With bf16 GEMMs the loss writes dL/dlogits straight into the bf16 operand of the head's
     // backward GEMMs; in fp32 it overwrites logits_.
@@ -242,7 +260,8 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
       // dW_head += dlogits^T lnf; dlnf = dlogits W_head.
       const Operand dlogits = bf16_grad ? Operand{nullptr, h2_.data()} : act(h2_, logits_.data(), rows * V);
       mm(g.lm_head, dlogits, lnf_r, V, C, rows, true, false, accumulate || r0 > 0 ? 1.0f : 0.0f);
-      mm(dlnf_.data() + r0 * C, dlogits, head, rows, C, V, false, false, 0.0f);
+      if (packed) k_.matmul_bf16_packed_b(dlnf_.data() + r0 * C, dlogits.h, head_dgrad_b_.data(), rows, C, V, false, 0.0f);
+      else mm(dlnf_.data() + r0 * C, dlogits, head, rows, C, V, false, false, 0.0f);
     }
   }
   return total;

@@ -129,6 +129,9 @@ class Gpt {
   // from the final norm until the head is done, then dx_'s from each norm's backward.
   Buffer<uint16_t> wbf_;
   Buffer<uint16_t> h0_, h1_, h2_, h3_;  // N*max(C,HD), N*max(F,HD+2KD), max(N*KD, chunk*V), N*KD
+  // bf16, where the backend packs B operands: the head's weights packed once a head_loss for its
+  // chunks' forward (W^T) and data-gradient (W) products.
+  Buffer<uint16_t> head_fwd_b_, head_dgrad_b_;
 };
 
 // Rows of logits processed at once by the fused head + loss: 1024, fewer only where the (rows, V)

@@ -588,6 +588,47 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
   EXPECT_FALSE(cpu::matmul_bf16_amx(c.data(), 64, false, x.data(), x.data(), 64, 64, 64, true, true, 0.0f));
 }
 
+// B packed once (the output head's weights): against double on every transpose, tails of every
+// dimension, one and several reduction chunks (k past 4096), beta 0, 1 and 0.5, and bitwise
+// equal to the AMX GEMM packing per call where that takes the same chunks (A read in place).
+TEST(KernelParity, MatmulBf16PackedB) {
+  const KernelTable& k = cpu;
+  if (!k.matmul_bf16_packed_b) GTEST_SKIP() << "the " << k.name << " backend packs no B operand";
+  struct Case { int64_t m, n, k; bool ta, tb; float beta; };
+  const Case cases[] = {{1, 1, 1, false, false, 0.0f},       {37, 33, 31, false, true, 1.0f},
+                        {70, 100, 200, true, false, 0.5f},   {64, 96, 4160, false, false, 1.0f},
+                        {96, 64, 8192 + 3, false, true, 0.0f}, {50, 40, 4200, true, true, 1.0f},
+                        {1024, 256, 512, false, true, 0.0f}, {256, 64, 9000, false, false, 0.0f}};
+  for (const Case& cs : cases) {
+    const std::string what = std::to_string(cs.m) + "x" + std::to_string(cs.n) + "x" + std::to_string(cs.k) + " ta " +
+                             std::to_string(cs.ta) + " tb " + std::to_string(cs.tb) + " beta " + std::to_string(cs.beta);
+    Buffer<uint16_t> ah(size_t(cs.m * cs.k)), bh(size_t(cs.k * cs.n));
+    {
+      const auto af = to_f32(randn(cs.m * cs.k, 95)), bf = to_f32(randn(cs.k * cs.n, 96));
+      ref::to_bf16(ah.data(), af.data(), cs.m * cs.k);
+      ref::to_bf16(bh.data(), bf.data(), cs.k * cs.n);
+    }
+    const auto c0 = to_f32(randn(cs.m * cs.n, 97));
+    Vec want(size_t(cs.m * cs.n));
+    for (size_t i = 0; i < want.size(); ++i) want[i] = cs.beta * double(c0[i]);
+    ref::matmul_bf16<double>(want.data(), ah.data(), bh.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, 1.0);
+    Buffer<uint16_t> packed(size_t(k.packed_b_bf16_size(cs.n, cs.k)));
+    std::fill_n(packed.data(), packed.size(), uint16_t(0x7fc1));  // a NaN: every element is written
+    k.pack_b_bf16(packed.data(), bh.data(), cs.n, cs.k, cs.tb);
+    Buffer<float> c(size_t(cs.m * cs.n));
+    std::memcpy(c.data(), c0.data(), c0.size() * sizeof(float));
+    k.matmul_bf16_packed_b(c.data(), ah.data(), packed.data(), cs.m, cs.n, cs.k, cs.ta, cs.beta);
+    EXPECT_LT(rel_err(to_f64(c.data(), c.size()), want), 1e-5) << what;
+    if (!cs.ta && cs.k % 32 == 0) {  // A in place: the same chunks as packing per call
+      Buffer<float> c2(size_t(cs.m * cs.n));
+      std::memcpy(c2.data(), c0.data(), c0.size() * sizeof(float));
+      ASSERT_TRUE(
+          cpu::matmul_bf16_amx(c2.data(), cs.n, false, ah.data(), bh.data(), cs.m, cs.n, cs.k, false, cs.tb, cs.beta));
+      EXPECT_EQ(std::memcmp(c.data(), c2.data(), c.size() * sizeof(float)), 0) << what;
+    }
+  }
+}
+
 // The product with the MLP's activation applied to one operand as it is read: against double on
 // the activation written out (relu2_fwd_bf16's values), every transpose, either operand, shapes
 // that compose (small) and that our AMX GEMM takes (m >= 1024; A^T B over 4096 and more); those

@@ -116,9 +116,18 @@ void matmul_bf16_out_tiles(uint16_t* c, const uint16_t* a, const uint16_t* b, in
 // bf16_out bf16 (beta 0), ldc elements a row; m, n, k >= 1; relu2 names an operand read through
 // the MLP's activation (KernelTable::matmul_bf16_relu2). Returns false, having done nothing, for A
 // and B both transposed. Needs cpu_features().amx_bf16.
+// packed_b: op(B) already in the form amx_pack_b makes (b is then not read).
 enum class Relu2Operand { kNone, kA, kB };
 bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                     int64_t k, bool ta, bool tb, float beta, Relu2Operand relu2 = Relu2Operand::kNone);
+                     int64_t k, bool ta, bool tb, float beta, Relu2Operand relu2 = Relu2Operand::kNone,
+                     const uint16_t* packed_b = nullptr);
+// KernelTable::packed_b_bf16_size / pack_b_bf16 / matmul_bf16_packed_b on AMX (gemm_bf16_amx.cc,
+// matmul_tiles.cc): op(B) in the B tiles' layout, chunk by chunk of the reduction, as
+// matmul_bf16_amx packs it per call.
+int64_t amx_packed_b_size(int64_t n, int64_t k);
+void amx_pack_b(uint16_t* packed, const uint16_t* b, int64_t n, int64_t k, bool tb);
+void matmul_bf16_packed_b_tiles(float* c, const uint16_t* a, const uint16_t* packed_b, int64_t m, int64_t n, int64_t k,
+                                bool ta, float beta);
 // KernelTable::matmul_bf16_relu2 on CPUs with AMX (matmul_tiles.cc).
 void matmul_bf16_relu2_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                              bool tb, float beta, bool relu2_a);

@@ -51,7 +51,11 @@ KernelTable make_cpu_table() {
       att_bf16.bwd,
   };
   t.bf16_matrix_tiles = amx;
-  if (amx) t.newton_schulz_bf16 = cpu::newton_schulz_bf16_amx, t.matmul_bf16_relu2 = cpu::matmul_bf16_relu2_tiles;
+  if (amx) {
+    t.newton_schulz_bf16 = cpu::newton_schulz_bf16_amx, t.matmul_bf16_relu2 = cpu::matmul_bf16_relu2_tiles;
+    t.packed_b_bf16_size = cpu::amx_packed_b_size, t.pack_b_bf16 = cpu::amx_pack_b;
+    t.matmul_bf16_packed_b = cpu::matmul_bf16_packed_b_tiles;
+  }
   return t;
 }
 }  // namespace

@@ -209,10 +209,38 @@ void store_block(const Output& o, const float* t, int64_t tld, int64_t i0, int64
     for (int64_t h = 0; h < nc; h += 16) put(i0 + r, j0 + h, _mm512_load_ps(t + tld * r + h), nc - h);
 }
 
+// The packed form of op(B) (reductions [k0, k0 + kc)) at dst: per chunk, what the product packs.
+// Called inside a parallel region: the threads share the work.
+void pack_y_chunk(uint16_t* dst, const Operand& y, int64_t n, int64_t k0, int64_t kc) {
+  if (y.col == 1) {
+    const int64_t pairs = round_up(kc, 32) / 2;
+#pragma omp for schedule(static)
+    for (int64_t kk = 0; kk < pairs; kk += 16) pack_y_rows(dst, y, n, kk, kk + 16 < pairs ? kk + 16 : pairs, k0, kc);
+  } else {
+    const int64_t panels = round_up(n, 32) / 16;
+#pragma omp for schedule(static)
+    for (int64_t q = 0; q < panels / 2; ++q) pack_y_panels(dst, y, n, q, k0, kc);
+  }
+}
+
 }  // namespace
 
+// Chunks of kChunk reductions (the chunk of an X read in place), each its own packed block.
+int64_t amx_packed_b_size(int64_t n, int64_t k) {
+  const int64_t panels = round_up(n, 32) / 16, full = k / kChunk;
+  return panels * 16 * (full * kChunk + round_up(k - full * kChunk, 32));
+}
+
+void amx_pack_b(uint16_t* packed, const uint16_t* b, int64_t n, int64_t k, bool tb) {
+  const Operand y = tb ? Operand{b, 1, k} : Operand{b, n, 1};
+  const int64_t panels = round_up(n, 32) / 16;
+#pragma omp parallel
+  for (int64_t k0 = 0; k0 < k; k0 += kChunk)
+    pack_y_chunk(packed + panels * 16 * k0, y, n, k0, k - k0 < kChunk ? k - k0 : kChunk);
+}
+
 bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                     int64_t k, bool ta, bool tb, float beta, Relu2Operand relu2) {
+                     int64_t k, bool ta, bool tb, float beta, Relu2Operand relu2, const uint16_t* packed_b) {
   if (ta && tb) return false;
   // P = X Y with X(i, kk) and Y(kk, j) as Operands.
   const bool relu2_x = relu2 == Relu2Operand::kA, relu2_y = relu2 == Relu2Operand::kB;
@@ -227,8 +255,8 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
   // C's whole blocks go to and from the tiles directly where its rows are aligned lines.
   const bool c_lines = !bf16_out && (reinterpret_cast<uintptr_t>(c) & 63) == 0 && ldc % 16 == 0;
 
-  // bf16 C is written once, so its reduction is one chunk.
-  const int64_t chunk = bf16_out ? round_up(k, 32) : x_in_place ? kChunk : kChunkPackedX;
+  // bf16 C is written once, so its reduction is one chunk; a packed B comes in kChunk chunks.
+  const int64_t chunk = packed_b ? kChunk : bf16_out ? round_up(k, 32) : x_in_place ? kChunk : kChunkPackedX;
   const int64_t kc_max = k < chunk ? round_up(k, 32) : chunk;
   const int64_t panels = round_up(n, 32) / 16;
   // Row blocks of about kXBlockBytes, at least two a thread where there are rows enough, handed
@@ -248,7 +276,8 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
   if (col_parts < 1) col_parts = 1;
   const int64_t units = xblocks * col_parts, col_pairs = panels / 2;
 
-  uint16_t* yp = static_cast<uint16_t*>(thread_scratch(kScratchAmxY, size_t(panels * 16 * kc_max) * 2));
+  uint16_t* const y_scratch =
+      packed_b ? nullptr : static_cast<uint16_t*>(thread_scratch(kScratchAmxY, size_t(panels * 16 * kc_max) * 2));
 #pragma omp parallel
   {
     uint16_t* xp = static_cast<uint16_t*>(thread_scratch(kScratchAmxX, size_t(block_rows * kc_max) * 2));
@@ -270,14 +299,8 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
                            : out.bf16    ? 2
                                          : 1;
       const int64_t tld = 32 * wide;  // staging row stride
-      if (y.col == 1) {
-        const int64_t pairs = round_up(kc, 32) / 2;
-#pragma omp for schedule(static)
-        for (int64_t kk = 0; kk < pairs; kk += 16) pack_y_rows(yp, y, n, kk, kk + 16 < pairs ? kk + 16 : pairs, k0, kc);
-      } else {
-#pragma omp for schedule(static)
-        for (int64_t q = 0; q < panels / 2; ++q) pack_y_panels(yp, y, n, q, k0, kc);
-      }
+      const uint16_t* yp = packed_b ? packed_b + panels * 16 * k0 : y_scratch;
+      if (!packed_b) pack_y_chunk(y_scratch, y, n, k0, kc);
 #pragma omp for schedule(static)
       for (int64_t u = 0; u < units; ++u) {
         const int64_t i0 = (u / col_parts) * block_rows, part = u % col_parts;

@@ -48,6 +48,18 @@ void matmul_bf16_out_tiles(uint16_t* c, const uint16_t* a, const uint16_t* b, in
     matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
 }
 
+// The packing is paid once by pack_b for all the products that share it, so ours whatever the
+// shape.
+void matmul_bf16_packed_b_tiles(float* c, const uint16_t* a, const uint16_t* packed_b, int64_t m, int64_t n, int64_t k,
+                                bool ta, float beta) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
+    return;
+  }
+  matmul_bf16_amx(c, n, false, a, nullptr, m, n, k, ta, false, beta, Relu2Operand::kNone, packed_b);
+}
+
 // Where our GEMM does not take the product, the activation goes to a per-thread buffer first
 // (relu2_fwd_bf16_avx512: this backend's own activation, the same values).
 void matmul_bf16_relu2_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
