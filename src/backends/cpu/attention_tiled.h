@@ -14,8 +14,9 @@
 // bf16 as ref::attention_*_bf16 specifies; in fp32 exactly). A task owns one (batch, kv head): it
 // packs that head's K and V once into the pair layouts the tile reads, serves all the query heads
 // of its group, and in backward owns the dK and dV rows it accumulates (kept transposed, D x T, so
-// that dKᵀ += Qᵀ dS is a plain tile product; written back once at the end). No atomics;
-// deterministic.
+// that dKᵀ += Qᵀ dS is a plain tile product; written back once at the end). The backward takes
+// the keys in spans sized to a thread's L2 (key_span): each span meets every query block that
+// sees it. No atomics; deterministic.
 #pragma once
 #include <immintrin.h>
 #include <omp.h>
