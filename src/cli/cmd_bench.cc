@@ -165,11 +165,12 @@ void run_bench(const BenchFlags& f) {
       const char* what;
       int64_t m, n, k;
       bool ta, tb;
+      bool head_b = false;  // B is the head's weights: the model packs it once for every chunk
     };
     const Mm mms[] = {{"fc fwd", N, F, C, false, true},       {"proj fwd", N, C, F, false, true},
                       {"fc dgrad", N, C, F, false, false},   {"fc wgrad", F, C, N, true, false},
-                      {"proj wgrad", C, F, N, true, false},  {"head fwd (chunk)", R, V, C, false, true},
-                      {"head wgrad (chunk)", V, C, R, true, false}, {"head dgrad (chunk)", R, C, V, false, false}};
+                      {"proj wgrad", C, F, N, true, false},  {"head fwd (chunk)", R, V, C, false, true, true},
+                      {"head wgrad (chunk)", V, C, R, true, false}, {"head dgrad (chunk)", R, C, V, false, false, true}};
     for (const Mm& s : mms) {
       const double fl = 2.0 * double(s.m) * double(s.n) * double(s.k);
       char name[96];
@@ -180,6 +181,15 @@ void run_bench(const BenchFlags& f) {
       report(name,
              time_median([&] { k.matmul_bf16(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f); }),
              fl, true, pbf16);
+      if (s.head_b && k.matmul_bf16_packed_b) {  // the product alone, B packed beforehand
+        Buffer<uint16_t> packed(size_t(k.packed_b_bf16_size(s.n, s.k)));
+        k.pack_b_bf16(packed.data(), bh.data(), s.n, s.k, s.tb);
+        std::snprintf(name, sizeof name, "  B packed once: %s", s.what);
+        report(name, time_median([&] {
+                 k.matmul_bf16_packed_b(cbuf.data(), ah.data(), packed.data(), s.m, s.n, s.k, s.ta, 0.0f);
+               }),
+               fl, true, pbf16);
+      }
       if (amx) {  // our AMX GEMM takes some of these products (matmul_tiles.cc): oneDNN's beside it
         std::snprintf(name, sizeof name, "  oneDNN bf16 %s", s.what);
         report(name, time_median([&] {
