@@ -81,6 +81,11 @@ void relu2_bwd(float* dinp, const float* dout, const float* inp, int64_t n);
 // prefetchers did not keep ahead of the transcendental loop (1024 x 8192 logits from memory:
 // AVX-512 9.3 -> 3.8 ms, 3.9 ms from cache; AVX2 11.8 -> 6.8 ms).
 constexpr int64_t kXentPrefetchFloats = 1024;
+// Both cross-entropies shift the softmax's terms by cap (no max pass) while exp(z - cap), z - cap
+// in [-2 cap, 0], stays above the exp's floor (-87.3); past this cap, by the row's max z. A
+// target term below e^kXentTermFloor (near that floor) takes its loss from z_t itself.
+constexpr float kXentShiftByCapMax = 43.5f;
+constexpr double kXentTermFloor = -80.0;
 void softcap_xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t v, float cap,
                   float grad_scale);
 void softcap_xent_avx512(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t v, float cap,

@@ -14,8 +14,8 @@ namespace nt::cpu {
 
 namespace {
 
-// kSmallCap: cap <= 43.5, so that the softmax's exp(z - cap), z - cap in [-2 cap, 0], is in
-// the exp's range (no clamp, no max pass).
+// kSmallCap: cap <= kXentShiftByCapMax, so that the softmax's exp(z - cap) is in the exp's range
+// (no clamp, no max pass).
 template <bool kSmallCap>
 void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap, float grad_scale,
           uint16_t* dlog) {
@@ -42,9 +42,9 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
         continue;
       }
       // Pass 1: u = tanh(l / cap), kept in urow (z = cap u), and sum exp(z - cap) (|z| <= cap:
-      // no max pass), each term kept in e for pass 2, which then needs no exp of its own. Past a
-      // cap of 43.5, z - cap can fall below the exp's range (-87.3): the terms are shifted by the
-      // row's max z instead, in a pass of their own.
+      // no max pass), each term kept in e for pass 2, which then needs no exp of its own. Past
+      // kXentShiftByCapMax the terms are shifted by the row's max z instead, in a pass of their
+      // own.
       __m512 acc = _mm512_setzero_ps(), umax = _mm512_set1_ps(-1.0f);
       // Each line of logits fetched kXentPrefetchFloats ahead (cpu_ops.h says why).
       for (int64_t i = 0; i < V; i += 16) {
@@ -74,12 +74,11 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
       }
       // The loss and the target's probability from the sum S of the terms and the target's own
       // term: -log(e_t / S), e_t / S. (With lse - z_t, a one-word vocabulary's loss was not 0:
-      // the exp's last-bit error.) A term far below the shift (e_t under e^-80, near the exp's
-      // floor) takes the loss from z_t itself.
+      // the exp's last-bit error.) A term near the exp's floor takes the loss from z_t itself.
       const double sum = double(_mm512_reduce_add_ps(acc));
       const int64_t t = targets[r];
       const double et = double(e[t]), zt = double(cap) * double(urow[t]) - double(shift);
-      losses[r] = float(std::log(sum) - (zt > -80.0 ? std::log(et) : zt));
+      losses[r] = float(std::log(sum) - (zt > kXentTermFloor ? std::log(et) : zt));
       if (grad_scale == 0.0f) continue;
       // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2, with
       // softmax(z) = exp(z - cap) / S.
@@ -104,17 +103,21 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
   }
 }
 
+void xent_by_cap(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
+                 float grad_scale, uint16_t* dlog) {
+  if (cap <= kXentShiftByCapMax) xent<true>(logits, losses, targets, rows, V, cap, grad_scale, dlog);
+  else xent<false>(logits, losses, targets, rows, V, cap, grad_scale, dlog);
+}
+
 }  // namespace
 
 void softcap_xent_avx512(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
                          float grad_scale) {
-  if (cap <= 43.5f) xent<true>(logits, losses, targets, rows, V, cap, grad_scale, nullptr);
-  else xent<false>(logits, losses, targets, rows, V, cap, grad_scale, nullptr);
+  xent_by_cap(logits, losses, targets, rows, V, cap, grad_scale, nullptr);
 }
 void softcap_xent_bf16_avx512(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V,
                               float cap, float grad_scale, uint16_t* dlogits) {
-  if (cap <= 43.5f) xent<true>(logits, losses, targets, rows, V, cap, grad_scale, dlogits);
-  else xent<false>(logits, losses, targets, rows, V, cap, grad_scale, dlogits);
+  xent_by_cap(logits, losses, targets, rows, V, cap, grad_scale, dlogits);
 }
 
 }  // namespace nt::cpu

@@ -37,11 +37,10 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
         continue;
       }
       // Pass 1: z = cap tanh(l / cap), kept in l, and sum exp(z - cap). |z| <= cap, so the
-      // shift by cap replaces the usual max pass and nothing overflows; past a cap of 43.5,
-      // z - cap can fall below the exp's range (-87.3), and the shift is the row's max z, summed
-      // in a pass of its own.
+      // shift by cap replaces the usual max pass and nothing overflows; past kXentShiftByCapMax
+      // the shift is the row's max z, summed in a pass of its own.
       // Each line of logits fetched kXentPrefetchFloats ahead (cpu_ops.h says why).
-      const bool small_cap = cap <= 43.5f;
+      const bool small_cap = cap <= kXentShiftByCapMax;
       __m256 acc = _mm256_setzero_ps(), zmax = _mm256_set1_ps(-cap);
       int64_t i = 0;
       for (; i + 8 <= V; i += 8) {
@@ -74,7 +73,7 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
       const float lse = shift + float(std::log(sum));
       const int64_t t = targets[r];
       const double et = double(exp1(l[t] - shift)), zt_shifted = double(l[t]) - double(shift);
-      losses[r] = float(std::log(sum) - (zt_shifted > -80.0 ? std::log(et) : zt_shifted));
+      losses[r] = float(std::log(sum) - (zt_shifted > kXentTermFloor ? std::log(et) : zt_shifted));
       if (grad_scale == 0.0f) continue;
       // Pass 2: dL/dl = (softmax(z) - onehot) * dz/dl, dz/dl = 1 - (z / cap)^2.
       const __m256 vlse = _mm256_set1_ps(lse), vgs = _mm256_set1_ps(grad_scale), one = _mm256_set1_ps(1.0f);
