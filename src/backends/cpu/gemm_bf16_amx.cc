@@ -43,6 +43,12 @@ constexpr int64_t kXBlockBytes = 512 * 1024;  // packed X rows per block (L2-res
 // data gradients) made their steps 3-5 % faster, depth 8 unchanged; it was 16 MiB before.
 constexpr int64_t kStreamBytes = 8 << 20;
 constexpr int64_t kMaxWide = 8;               // column blocks of 32 staged at once (below)
+// X is read in place only where its rows are at most this far apart. A tile's 16 rows 64 KiB
+// apart fall into two L2 sets (and 16 pages): the frontier preset's head data gradient (dlogits
+// W, rows of V 32768 bf16) took 24 ms a chunk in the step, 17 ms with X packed. At V 8192
+// (16 KiB rows) packing gained 8 % on the product alone but nothing on whole steps, and the
+// 4 KiB rows of the MLP's products are 2-7 % faster in place.
+constexpr int64_t kInPlaceRowBytes = 32 << 10;
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 int64_t clamp_count(int64_t x, int64_t hi) { return x < 0 ? 0 : x > hi ? hi : x; }
@@ -251,7 +257,8 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
   // bf16 C: there the packed X measured 5-10 % faster (the MLP's up product, 8192 x 2048 x 512;
   // under fp32 C in place was 2-4 % faster, docs/PERFORMANCE.md).
   const bool x_in_place = !bf16_out && !x.relu2 && x.col == 1 && k % 32 == 0 &&
-                          (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0;
+                          (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0 &&
+                          x.row * 2 <= kInPlaceRowBytes;
   // C's whole blocks go to and from the tiles directly where its rows are aligned lines.
   const bool c_lines = !bf16_out && (reinterpret_cast<uintptr_t>(c) & 63) == 0 && ldc % 16 == 0;
 
