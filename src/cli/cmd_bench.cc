@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -37,8 +38,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Median seconds per call of fn over `reps` timed batches, each at least min_s long.
-double time_median(const std::function<void()>& fn, int reps = 5, double min_s = 0.05) {
+// How long each kernel is timed: 5 batches of at least 50 ms; --quick, one call (a smoke run
+// whose figures are rough).
+bool g_quick = false;
+
+// Median seconds per call of fn over timed batches, each at least 50 ms long (one call with
+// --quick), after a warm-up call.
+double time_median(const std::function<void()>& fn) {
+  const int reps = g_quick ? 1 : 5;
+  const double min_s = g_quick ? 0.0 : 0.05;
   fn();  // warm-up (primitive creation, page faults)
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
@@ -70,7 +78,7 @@ struct BenchFlags {
   int steps = 3;
   int batch = 16;
   int threads = 0;
-  bool no_kernels = false, no_steps = false, profile = false;
+  bool no_kernels = false, no_steps = false, profile = false, quick = false;
   std::string trace;
   std::string json;
 };
@@ -97,6 +105,29 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+// Where a file will be written (--json, --trace's prefix): its folder must exist, checked before
+// minutes of measuring rather than after.
+void check_folder_of(const char* flag, const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+    fail("%s %s: no folder %s to write into", flag, path.c_str(), parent.string().c_str());
+}
+
+// Every flag's error comes before any measuring.
+void validate(const BenchFlags& f) {
+  if (f.steps <= 0) fail("--steps %d: must be positive", f.steps);
+  if (f.batch <= 0) fail("--batch-size %d: must be positive", f.batch);
+  if (f.threads < 0) fail("--threads %d: must be >= 0", f.threads);
+  const auto configs = split(f.configs), dtypes = split(f.dtypes);
+  if (configs.empty()) fail("--configs '%s': no model named (cpu, d6, d8, frontier)", f.configs.c_str());
+  if (dtypes.empty() && !f.no_steps) fail("--dtype '%s': no dtype named (fp32, bf16)", f.dtypes.c_str());
+  for (const auto& name : configs) named_config(name);
+  for (const auto& d : dtypes) parse_precision(d.c_str());
+  if (!f.json.empty() && f.json != "-") check_folder_of("--json", f.json);
+  if (!f.trace.empty()) check_folder_of("--trace", f.trace);
+}
+
 void run_bench(const BenchFlags& f) {
   const int threads = setup_threads(f.threads);
   const CpuFeatures cf = cpu_features();
@@ -107,8 +138,9 @@ void run_bench(const BenchFlags& f) {
 
   // Peaks.
   // Other processes can only lower a measured peak: keep the best of several short tries.
+  g_quick = f.quick;
   double fma = 0, pbf16 = 0, triad = 0, amx_loaded = 0;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < (f.quick ? 1 : 3); ++i) {
     if (amx) amx_loaded = std::max(amx_loaded, cpu::peak_bf16_amx_loaded_gflops(0.15));
     fma = std::max(fma, avx512 ? cpu::peak_fma_avx512_gflops(0.15) : cpu::peak_fma_avx2_gflops(0.15));
     // With AMX the tiles are the bf16 peak (the bf16 GEMMs and the attention run on them).
@@ -165,12 +197,21 @@ void run_bench(const BenchFlags& f) {
       const char* what;
       int64_t m, n, k;
       bool ta, tb;
-      bool head_b = false;  // B is the head's weights: the model packs it once for every chunk
+      bool head_b = false;    // B is the head's weights: the model packs it once for every chunk
+      bool bf16_out = false;  // the bf16 step writes C in bf16 (matmul_bf16_out)
+      bool relu2 = false;     // the bf16 step reads relu²(fc) through the product (matmul_bf16_relu2)
     };
-    const Mm mms[] = {{"fc fwd", N, F, C, false, true},       {"proj fwd", N, C, F, false, true},
-                      {"fc dgrad", N, C, F, false, false},   {"fc wgrad", F, C, N, true, false},
-                      {"proj wgrad", C, F, N, true, false},  {"head fwd (chunk)", R, V, C, false, true, true},
-                      {"head wgrad (chunk)", V, C, R, true, false}, {"head dgrad (chunk)", R, C, V, false, false, true}};
+    // (The MLP's up product and the down projection's data gradient write bf16 C; the down
+    // projection and its weight gradient read relu²(fc) as they pack it.)
+    const Mm mms[] = {{"fc fwd", N, F, C, false, true, false, true},
+                      {"proj fwd", N, C, F, false, true, false, false, true},
+                      {"fc dgrad", N, C, F, false, false},
+                      {"proj dgrad", N, F, C, false, false, false, true},
+                      {"fc wgrad", F, C, N, true, false},
+                      {"proj wgrad", C, F, N, true, false, false, false, true},
+                      {"head fwd (chunk)", R, V, C, false, true, true},
+                      {"head wgrad (chunk)", V, C, R, true, false},
+                      {"head dgrad (chunk)", R, C, V, false, false, true}};
     for (const Mm& s : mms) {
       const double fl = 2.0 * double(s.m) * double(s.n) * double(s.k);
       char name[96];
@@ -187,6 +228,21 @@ void run_bench(const BenchFlags& f) {
         std::snprintf(name, sizeof name, "  B packed once: %s", s.what);
         report(name, time_median([&] {
                  k.matmul_bf16_packed_b(cbuf.data(), ah.data(), packed.data(), s.m, s.n, s.k, s.ta, 0.0f);
+               }),
+               fl, true, pbf16);
+      }
+      if (s.bf16_out) {  // as the bf16 step runs it: C rounded to bf16 as it is written
+        std::snprintf(name, sizeof name, "  bf16 C: %s", s.what);
+        report(name, time_median([&] {
+                 k.matmul_bf16_out(reinterpret_cast<uint16_t*>(cbuf.data()), ah.data(), bh.data(), s.m, s.n, s.k, s.ta,
+                                   s.tb);
+               }),
+               fl, true, pbf16);
+      }
+      if (s.relu2 && k.matmul_bf16_relu2) {  // as the bf16 step runs it: relu²(fc) read as it is packed
+        std::snprintf(name, sizeof name, "  relu2(%s) read: %s", s.ta ? "B" : "A", s.what);
+        report(name, time_median([&] {
+                 k.matmul_bf16_relu2(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f, !s.ta);
                }),
                fl, true, pbf16);
       }
@@ -238,13 +294,59 @@ void run_bench(const BenchFlags& f) {
     Buffer<uint16_t> ch{big};
     report("relu2 bwd bf16 (N,F)", time_median([&] { k.relu2_bwd_bf16(ch.data(), bh.data(), ah.data(), N * F); }),
            6.0 * N * F, false, triad);
+    report("rmsnorm fwd bf16 (N,C)", time_median([&] {
+             k.rmsnorm_fwd_bf16(d.data(), ch.data(), rstd.data(), a.data(), N, C, 1e-6f);
+           }), 10.0 * N * C, false, triad);
+    report("rmsnorm bwd bf16 (N,C)", time_median([&] {
+             k.rmsnorm_bwd_bf16(e.data(), ch.data(), b.data(), d.data(), rstd.data(), N, C, true);
+           }), 18.0 * N * C, false, triad);
     {
+      // The q, k, v gradients side by side as one bf16 operand (the three conversions of a step).
+      const int64_t HD = H * D, KD = c.n_kv_head * D, Q = HD + 2 * KD;
+      report("to_bf16_rows (N,H*D+2*KVH*D)", time_median([&] {
+               k.to_bf16_rows(ch.data(), Q, a.data(), N, HD);
+               k.to_bf16_rows(ch.data() + HD, Q, b.data(), N, KD);
+               k.to_bf16_rows(ch.data() + HD + KD, Q, cbuf.data(), N, KD);
+             }), 6.0 * N * Q, false, triad);
+      // Rotary + QK-norm on q, in place (its output stays normalised call after call), and the
+      // backward from that output.
+      Buffer<float> cs{size_t(T * D / 2)}, sn{size_t(T * D / 2)}, rq{size_t(N * H)};
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t j = 0; j < D / 2; ++j) {
+          const double angle = double(t) * std::pow(10000.0, -2.0 * double(j) / double(D));
+          cs[size_t(t * (D / 2) + j)] = float(std::cos(angle)), sn[size_t(t * (D / 2) + j)] = float(std::sin(angle));
+        }
+      report("rotary + qk-norm fwd (N,H*D)", time_median([&] {
+               k.rope_norm_fwd(d.data(), rq.data(), cs.data(), sn.data(), B, T, H, D, 1e-6f);
+             }), 8.0 * N * HD, false, triad);
+      report("rotary + qk-norm bwd (N,H*D)", time_median([&] {
+               k.rope_norm_bwd(e.data(), d.data(), rq.data(), cs.data(), sn.data(), B, T, H, D);
+             }), 12.0 * N * HD, false, triad);
+    }
+    {
+      std::vector<int32_t> ids(static_cast<size_t>(N));
+      for (int64_t i = 0; i < N; ++i) ids[size_t(i)] = int32_t((i * 7919) % V);
+      report("embedding fwd (N,C)", time_median([&] { k.embed_fwd(d.data(), ids.data(), a.data(), N, C); }),
+             8.0 * N * C, false, triad);
+      report("embedding bwd (N,C)", time_median([&] { k.embed_bwd(g.data(), e.data(), ids.data(), N, C); }),
+             12.0 * N * C, false, triad);
+    }
+    {
+      // A head chunk's logits (R rows): the fp32 loss writes its gradient over them, the bf16 one
+      // into a bf16 operand. Each call after the first reads the previous call's output: the
+      // same work (no value is special), with no copy inside the timing.
       std::vector<int32_t> tg(static_cast<size_t>(R));
       for (int64_t i = 0; i < R; ++i) tg[size_t(i)] = int32_t((i * 7919) % V);
-      report("softcap xent + grad (256,V)", time_median([&] {
-               std::copy_n(b.data(), R * V, cbuf.data());
-               k.softcap_xent(cbuf.data(), rstd.data(), tg.data(), R, V, 15.0f, 1.0f);
-             }), 16.0 * R * V, false, triad);
+      char name[64];
+      std::snprintf(name, sizeof name, "softcap xent + grad (%ld,V)", long(R));
+      std::copy_n(b.data(), R * V, cbuf.data());
+      report(name, time_median([&] { k.softcap_xent(cbuf.data(), rstd.data(), tg.data(), R, V, 15.0f, 1.0f); }),
+             8.0 * R * V, false, triad);
+      std::snprintf(name, sizeof name, "softcap xent + bf16 grad (%ld,V)", long(R));
+      std::copy_n(b.data(), R * V, cbuf.data());
+      report(name, time_median([&] {
+               k.softcap_xent_bf16(cbuf.data(), rstd.data(), tg.data(), R, V, 15.0f, 1.0f, ch.data());
+             }), 6.0 * R * V, false, triad);
     }
     {
       // Muon on the MLP matrix (C x F after the transpose to rows <= cols), 5 iterations.
@@ -261,6 +363,12 @@ void run_bench(const BenchFlags& f) {
                ns.run(k, x.data(), ga.data(), gb.data(), m, n, 5);
              }), newton_schulz_flops(m, n, 5, newton_schulz_bf16_on_gram(k, m, n)), true, pbf16);
     }
+    report("muon momentum (F*C)", time_median([&] { k.nesterov(d.data(), e.data(), a.data(), F * C, 0.95f); }),
+           16.0 * F * C, false, triad);
+    report("axpby (F*C)", time_median([&] { k.axpby(d.data(), a.data(), F * C, 0.5f, 0.5f); }), 12.0 * F * C, false,
+           triad);
+    report("sum of squares (F*C)", time_median([&] { (void)k.sum_squares(a.data(), F * C); }), 4.0 * F * C, false,
+           triad);
     report("adamw (V*C)", time_median([&] {
              k.adamw_step(d.data(), a.data(), e.data(), g.data(), V * C, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.0f, 0.5f, 0.5f);
            }), 28.0 * V * C, false, triad);
@@ -352,11 +460,11 @@ void add_bench_command(CLI::App& app) {
   c->add_flag("--no-kernels", f->no_kernels, "Skip the per-kernel table");
   c->add_flag("--no-steps", f->no_steps, "Skip the training-step table");
   c->add_flag("--profile", f->profile, "Print where each model's timed steps spend their time");
+  c->add_flag("--quick", f->quick, "Time each kernel once and each peak once: a quick check that everything runs (rough figures)");
   c->add_option("--trace", f->trace, "Write Chrome trace JSON per model to PREFIX.<model>.<dtype>.json");
   c->add_option("--json", f->json, "Also write the figures as JSON to this file ('-' = stdout)");
   c->callback([f] {
-    if (f->steps <= 0) fail("--steps %d: must be positive", f->steps);
-    if (f->batch <= 0) fail("--batch-size %d: must be positive", f->batch);
+    validate(*f);
     run_bench(*f);
   });
 }

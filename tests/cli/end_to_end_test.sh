@@ -122,7 +122,23 @@ expect_error "run folder without weights" "model.safetensors: missing" "$NT" sam
 head -c 100 "$TMP/run/model.safetensors" >"$TMP/cut.safetensors"
 mkdir -p "$TMP/cutrun" && cp "$TMP/run/config.json" "$TMP/cutrun/" && cp "$TMP/cut.safetensors" "$TMP/cutrun/model.safetensors"
 expect_error "truncated weights" "model.safetensors: corrupt" "$NT" sample --run-dir "$TMP/cutrun"
-for cmd in train sample "eval bpb" "data prepare" info; do
+# --- bench: a quick run of every kernel and both step dtypes, its JSON, and flag errors before
+# any measuring
+"$NT" bench --quick --configs cpu --batch-size 1 --steps 1 --dtype fp32,bf16 --json "$TMP/bench.json" \
+  >"$TMP/bench.out" 2>&1
+check "bench --quick exits 0" "[ $? -eq 0 ]"
+check "bench JSON: peaks, positive rates for every kernel, tokens/s for both dtypes" \
+  "$PY -c 'import json, math; b = json.load(open(\"$TMP/bench.json\")); \
+assert b[\"peaks\"][\"fp32_fma_gflops\"] > 0 and len(b[\"kernels\"]) > 20, b; \
+assert all(math.isfinite(k.get(\"gflops\", k.get(\"gbs\", 0))) and k.get(\"gflops\", k.get(\"gbs\", 0)) > 0 \
+for k in b[\"kernels\"]), b[\"kernels\"]; \
+assert sorted(s[\"dtype\"] for s in b[\"steps\"]) == [\"bf16\", \"fp32\"], b[\"steps\"]; \
+assert all(s[\"tokens_per_second\"] > 0 and 0 < s[\"mfu\"] for s in b[\"steps\"]), b[\"steps\"]'"
+expect_error "bench: unknown model" "--configs tiny: unknown" "$NT" bench --configs tiny
+expect_error "bench: unknown dtype" "--dtype fp16: unknown" "$NT" bench --dtype fp16
+expect_error "bench: JSON into a missing folder" "--json $TMP/nope/b.json: no folder" "$NT" bench --json "$TMP/nope/b.json"
+
+for cmd in train sample "eval bpb" "data prepare" info bench; do
   check "--help on '$cmd'" "$NT $cmd --help >/dev/null 2>&1"
 done
 
