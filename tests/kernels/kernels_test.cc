@@ -510,7 +510,8 @@ TEST(KernelParity, MatmulBf16OutAllTransposes) {
 
 // The whole-GEMM AMX kernel (where this CPU has AMX) on each of its paths, against the double
 // product of the same bf16 operands: A read in place (64-byte aligned rows of whole 32-k steps)
-// or packed (a row tail, a k tail, misaligned operands, A^T B with m > n and m <= n),
+// or packed (a row tail, a k tail, misaligned operands, A^T B with m > n and m <= n, and from
+// rows of A long enough that X is packed whole per chunk by both threads),
 // reductions past one chunk (2048 with A packed, 4096 in place) added into C, beta 0, 1 and
 // 0.5, bf16 C, a row stride past n (whose columns must stay untouched), C's streaming stores
 // (8 MiB and more; a bf16 C staged two column blocks wide, with an odd count of them), and
@@ -526,6 +527,7 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
       {96, 64, 96, 64, false, true, false, true, 0.0f},        // misaligned operands: packed
       {200, 48, 4200, 48, true, false, false, false, 1.0f},   // A^T B, m > n, three chunks
       {40, 130, 4200, 130, true, false, false, false, 0.0f},  // A^T B, m <= n, three chunks
+      {2070, 40, 2100, 40, true, false, false, false, 1.0f},  // A^T B, A's rows 4 KiB+: X packed whole
       {64, 96, 4160, 96, false, false, false, false, 1.0f},    // A in place, two chunks
       {96, 200, 96, 200, false, true, true, false, 0.0f},      // bf16 C
       {70, 33, 2100, 33, false, false, true, false, 0.0f},     // bf16 C, one chunk of 2112

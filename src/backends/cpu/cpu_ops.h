@@ -14,7 +14,8 @@ namespace nt::cpu {
 constexpr int kScratchXent = 18;  // attention_tiled.h's slots come first
 constexpr int kScratchAmxX = 19, kScratchAmxY = 20;
 constexpr int kScratchRelu2 = 21;  // matmul_bf16_relu2_tiles's activation, where it composes
-constexpr int kScratchSlots = 22;
+constexpr int kScratchAmxXAll = 22;  // matmul_bf16_amx's X packed whole for all threads
+constexpr int kScratchSlots = 23;
 void* thread_scratch(int slot, size_t bytes);
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);

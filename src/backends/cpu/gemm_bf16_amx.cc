@@ -43,6 +43,8 @@ constexpr int64_t kXBlockBytes = 512 * 1024;  // packed X rows per block (L2-res
 // data gradients) made their steps 3-5 % faster, depth 8 unchanged; it was 16 MiB before.
 constexpr int64_t kStreamBytes = 8 << 20;
 constexpr int64_t kMaxWide = 8;               // column blocks of 32 staged at once (below)
+constexpr int64_t kSharedXBytes = 16 << 20;   // X packed whole per chunk up to this size, from rows of A
+constexpr int64_t kSharedXRowBytes = 4 << 10;  // at least this long (matmul_bf16_amx)
 // X is read in place only where its rows are at most this far apart. A tile's 16 rows 64 KiB
 // apart fall into two L2 sets (and 16 pages): the frontier preset's head data gradient (dlogits
 // W, rows of V 32768 bf16) took 24 ms a chunk in the step, 17 ms with X packed. At V 8192
@@ -85,43 +87,50 @@ __m512i values(const Operand& o, __m512i v) {
   return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_mul_ps(hi, hi), _mm512_mul_ps(lo, lo)));
 }
 
-// X rows [i0, i0 + mr) and reductions [k0, k0 + kc) into tiles: groups of 16 rows, steps of 32 k.
-// groups is even: the groups go in pairs, so that every load is a whole 64-byte line.
+// X rows [i0 + 16 g, i0 + 16 g + 32) (of the mr from i0) at k-step s of reductions [k0, k0 + kc)
+// into their two tiles of dst, a layout of `steps` k-steps: tile (g, s) at (g steps + s) 512.
+// The pair of groups makes every load a whole 64-byte line.
+void pack_x_pair(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_t steps, int64_t g, int64_t s,
+                 int64_t k0, int64_t kc) {
+  const int64_t rows = clamp_count(mr - 16 * g, 32), ks = clamp_count(kc - 32 * s, 32);
+  const int64_t ib = i0 + 16 * g, kb = k0 + 32 * s;
+  if (x.col == 1) {  // k contiguous: copy 32 bf16 a row
+    for (int64_t r = 0; r < 32; ++r) {
+      const __m512i v = values(x, line_or_zero(r < rows, x.p + (ib + r) * x.row + kb, lanes32(ks)));
+      _mm512_store_si512(dst + ((g + r / 16) * steps + s) * 512 + 32 * (r % 16), v);
+    }
+    return;
+  }
+  // Rows contiguous: interleave k pairs along 32 rows (one line a k) into both tiles' pairs at
+  // once, then transpose the pairs of each 16. Each line is read once: A's rows are often a
+  // multiple of 4 KiB apart, so the 32 lines share one L1 set, and reading them again for the
+  // second tile missed L1 (the pass took 350-460 cycles a tile, now 290-300 from L3).
+  const __mmask32 rm = lanes32(rows);
+  __m512i v[2][16];
+  for (int64_t q = 0; q < 16; ++q) {
+    const __m512i lo = values(x, line_or_zero(2 * q < ks, x.p + (kb + 2 * q) * x.col + ib, rm));
+    const __m512i hi = values(x, line_or_zero(2 * q + 1 < ks, x.p + (kb + 2 * q + 1) * x.col + ib, rm));
+    v[0][q] = interleave_pairs(lo, hi, 0);
+    v[1][q] = interleave_pairs(lo, hi, 1);
+  }
+  for (int h = 0; h < 2; ++h) {
+    transpose16(v[h]);
+    uint16_t* tile = dst + ((g + h) * steps + s) * 512;
+    for (int r = 0; r < 16; ++r) _mm512_store_si512(tile + 32 * r, v[h][r]);
+  }
+}
+
+// X rows [i0, i0 + mr) and reductions [k0, k0 + kc) into tiles: groups of 16 rows (an even count),
+// steps of 32 k. Along X's contiguous index: a row's k-steps in turn, or (rows contiguous) a
+// k-step's groups in turn, so that each of A's rows is read as one run of lines.
 void pack_x(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_t groups, int64_t k0, int64_t kc) {
   const int64_t steps = round_up(kc, 32) / 32;
-  auto pack = [&](int64_t g, int64_t s) {  // rows 16 g .. 16 g + 31, k-step s
-    const int64_t rows = clamp_count(mr - 16 * g, 32), ks = clamp_count(kc - 32 * s, 32);
-    const int64_t ib = i0 + 16 * g, kb = k0 + 32 * s;
-    if (x.col == 1) {  // k contiguous: copy 32 bf16 a row
-      for (int64_t r = 0; r < 32; ++r) {
-        const __m512i v = values(x, line_or_zero(r < rows, x.p + (ib + r) * x.row + kb, lanes32(ks)));
-        _mm512_store_si512(dst + ((g + r / 16) * steps + s) * 512 + 32 * (r % 16), v);
-      }
-      return;
-    }
-    // Rows contiguous: interleave k pairs along 32 rows (one line a k), then transpose the pairs
-    // of each 16 (the second half's lines are in L1 by then).
-    const __mmask32 rm = lanes32(rows);
-    for (int h = 0; h < 2; ++h) {
-      __m512i v[16];
-      for (int64_t q = 0; q < 16; ++q) {
-        const __m512i lo = values(x, line_or_zero(2 * q < ks, x.p + (kb + 2 * q) * x.col + ib, rm));
-        const __m512i hi = values(x, line_or_zero(2 * q + 1 < ks, x.p + (kb + 2 * q + 1) * x.col + ib, rm));
-        v[q] = interleave_pairs(lo, hi, h);
-      }
-      transpose16(v);
-      uint16_t* tile = dst + ((g + h) * steps + s) * 512;
-      for (int r = 0; r < 16; ++r) _mm512_store_si512(tile + 32 * r, v[r]);
-    }
-  };
-  // Along X's contiguous index: a row's k-steps in turn, or (rows contiguous) a k-step's groups
-  // in turn, so that each of A's rows is read as one run of lines.
   if (x.col == 1) {
     for (int64_t g = 0; g < groups; g += 2)
-      for (int64_t s = 0; s < steps; ++s) pack(g, s);
+      for (int64_t s = 0; s < steps; ++s) pack_x_pair(dst, x, i0, mr, steps, g, s, k0, kc);
   } else {
     for (int64_t s = 0; s < steps; ++s)
-      for (int64_t g = 0; g < groups; g += 2) pack(g, s);
+      for (int64_t g = 0; g < groups; g += 2) pack_x_pair(dst, x, i0, mr, steps, g, s, k0, kc);
   }
 }
 
@@ -285,6 +294,19 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
 
   uint16_t* const y_scratch =
       packed_b ? nullptr : static_cast<uint16_t*>(thread_scratch(kScratchAmxY, size_t(panels * 16 * kc_max) * 2));
+  // X packed from long rows of A (the MLP's weight gradient, A's rows F bf16) over long chunks is
+  // packed whole per chunk, by all threads a k-step at a time: each of A's rows is then read in
+  // one run. Per row block (128 rows of X at 2,048 reductions) each row of A was read in runs of
+  // 256 bytes, at half the rate (2048 x 32768 of A, one thread: 24.9 against 12.4 ms; the whole
+  // product, frontier shapes: 41.5-44.3 -> 33.5-34.2 ms; depth 8's 8.3-8.5 -> 7.9). Shorter
+  // rows or chunks read runs of 512 bytes and more, fine per block; there the whole X, read back
+  // from L3 rather than packed into the core's own L2, was 3-5 % slower (the head's weight
+  // gradient, 1,024 reductions; the attention's output projection, rows of 1 KiB).
+  const int64_t x_groups = round_up(m, 32) / 16;
+  const bool shared_x = !x_in_place && x.col != 1 && x.col * 2 >= kSharedXRowBytes && kc_max >= kChunkPackedX &&
+                        x_groups * 16 * kc_max * 2 <= kSharedXBytes;
+  uint16_t* const x_all =
+      shared_x ? static_cast<uint16_t*>(thread_scratch(kScratchAmxXAll, size_t(x_groups * 16 * kc_max) * 2)) : nullptr;
 #pragma omp parallel
   {
     uint16_t* xp = static_cast<uint16_t*>(thread_scratch(kScratchAmxX, size_t(block_rows * kc_max) * 2));
@@ -308,6 +330,11 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
       const int64_t tld = 32 * wide;  // staging row stride
       const uint16_t* yp = packed_b ? packed_b + panels * 16 * k0 : y_scratch;
       if (!packed_b) pack_y_chunk(y_scratch, y, n, k0, kc);
+      if (shared_x) {
+#pragma omp for schedule(static)
+        for (int64_t s = 0; s < steps; ++s)
+          for (int64_t g = 0; g < x_groups; g += 2) pack_x_pair(x_all, x, 0, m, steps, g, s, k0, kc);
+      }
 #pragma omp for schedule(static)
       for (int64_t u = 0; u < units; ++u) {
         const int64_t i0 = (u / col_parts) * block_rows, part = u % col_parts;
@@ -315,6 +342,7 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
         // A's tiles: X's own rows where they are whole aligned k-steps, else the packed block.
         TileOperand at{xp, steps * 512, 512, 64};
         if (x_in_place && mr % 32 == 0) at = {x.p + i0 * x.row + k0, 16 * x.row, 32, 2 * x.row};
+        else if (shared_x) at.p = x_all + i0 / 16 * steps * 512;
         else pack_x(xp, x, i0, mr, groups, k0, kc);
         // A staged block is written out after the next block's tile products, so that its tile
         // stores have completed by the time its lines are read.
