@@ -44,7 +44,7 @@ constexpr int64_t kXBlockBytes = 512 * 1024;  // packed X rows per block (L2-res
 constexpr int64_t kStreamBytes = 8 << 20;
 constexpr int64_t kMaxWide = 8;               // column blocks of 32 staged at once (below)
 constexpr int64_t kSharedXBytes = 16 << 20;   // X packed whole per chunk up to this size, from rows of A
-constexpr int64_t kSharedXRowBytes = 4 << 10;  // at least this long (matmul_bf16_amx)
+constexpr int64_t kSharedXRowBytes = 2 << 10;  // at least this long (matmul_bf16_amx)
 // X is read in place only where its rows are at most this far apart. A tile's 16 rows 64 KiB
 // apart fall into two L2 sets (and 16 pages): the frontier preset's head data gradient (dlogits
 // W, rows of V 32768 bf16) took 24 ms a chunk in the step, 17 ms with X packed. At V 8192
@@ -294,14 +294,15 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
 
   uint16_t* const y_scratch =
       packed_b ? nullptr : static_cast<uint16_t*>(thread_scratch(kScratchAmxY, size_t(panels * 16 * kc_max) * 2));
-  // X packed from long rows of A (the MLP's weight gradient, A's rows F bf16) over long chunks is
-  // packed whole per chunk, by all threads a k-step at a time: each of A's rows is then read in
-  // one run. Per row block (128 rows of X at 2,048 reductions) each row of A was read in runs of
-  // 256 bytes, at half the rate (2048 x 32768 of A, one thread: 24.9 against 12.4 ms; the whole
-  // product, frontier shapes: 41.5-44.3 -> 33.5-34.2 ms; depth 8's 8.3-8.5 -> 7.9). Shorter
-  // rows or chunks read runs of 512 bytes and more, fine per block; there the whole X, read back
-  // from L3 rather than packed into the core's own L2, was 3-5 % slower (the head's weight
-  // gradient, 1,024 reductions; the attention's output projection, rows of 1 KiB).
+  // X packed from long rows of A (the weight gradients of the MLP's up product and of q, k, v:
+  // A's rows F or H D + 2 KVH D bf16) over long chunks is packed whole per chunk, by all threads
+  // a k-step at a time: each of A's rows is then read in one run. Per row block (128 rows of X at
+  // 2,048 reductions) each row of A was read in runs of 256 bytes, at half the rate (2048 x
+  // 32768 of A, one thread: 24.9 against 12.4 ms; whole products at the frontier shapes: 2048 x
+  // 512 41.5-44.3 -> 33.5-34.2 ms, 1536 x 512 25.5-30.0 -> 24.0-24.4; at depth 8's 8,192 rows
+  // 8.3-8.5 -> 7.9 and the same). Shorter rows or chunks are fine per block: there the whole X,
+  // read back from L3 rather than packed into the core's own L2, was 3-7 % slower (the head's
+  // weight gradient over 1,024 reductions; the attention's output projection, rows of 1 KiB).
   const int64_t x_groups = round_up(m, 32) / 16;
   const bool shared_x = !x_in_place && x.col != 1 && x.col * 2 >= kSharedXRowBytes && kc_max >= kChunkPackedX &&
                         x_groups * 16 * kc_max * 2 <= kSharedXBytes;
