@@ -118,10 +118,11 @@ struct KernelTable {
   void (*softcap_xent_bf16)(float* logits, float* losses, const int32_t* targets, int64_t rows,
                             int64_t v, float cap, float grad_scale, uint16_t* dlogits);
   // Attention as attention_fwd / attention_bwd (same shapes, fp32 in and out) with its products
-  // in bf16: q, k, v (and dout) are rounded to bf16 as operands, the probabilities P (and dS)
-  // are rounded to bf16 where they meet V (and K, Q); scores, softmax, log-sum-exp and every
-  // accumulation stay fp32 (the softmax's exp may be good to only 1e-4 relative: P is rounded to
-  // bf16 right after). ref::attention_*_bf16 is the executable spec.
+  // in bf16: q, k, v (and dout) are rounded to bf16 as operands; the forward rounds each
+  // exp(s - row max) to bf16 where it meets V and divides O's row by their (unrounded) sum after,
+  // the backward rounds P and dS where they meet dO, K and Q; scores, softmax sums, log-sum-exp
+  // and every accumulation stay fp32 (the softmax's exp may be good to only 1e-4 relative: it is
+  // rounded to bf16 right after). ref::attention_*_bf16 is the executable spec.
   void (*attention_fwd_bf16)(float* out, float* lse, const float* q, const float* k, const float* v,
                              int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d);
   void (*attention_bwd_bf16)(float* dq, float* dk, float* dv, const float* dout, const float* q,

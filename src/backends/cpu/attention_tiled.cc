@@ -50,18 +50,24 @@ struct Avx2Ops {
     for (; j < n_pad; ++j) dst[j] = 0;
   }
 
-  // p[0..n) = exp(a s - sub); returns the sum.
-  static float exp_row(float* p, const float* s, int64_t n, float a, float sub) {
+  // dst[0..n) = bf16(exp(a s - sub)), zeros up to n_pad; returns the sum of the exps (before
+  // rounding).
+  static float exp_operand(uint16_t* dst, const float* s, int64_t n, int64_t n_pad, float a, float sub) {
     const __m256 va = _mm256_set1_ps(a), vs = _mm256_set1_ps(sub);
     __m256 acc = _mm256_setzero_ps();
     int64_t j = 0;
     for (; j + 8 <= n; j += 8) {
       const __m256 e = exp8(_mm256_fmsub_ps(va, _mm256_loadu_ps(s + j), vs));
-      _mm256_storeu_ps(p + j, e);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j), bf16x8(e));
       acc = _mm256_add_ps(acc, e);
     }
     float sum = hsum(acc);
-    for (; j < n; ++j) sum += (p[j] = exp1(a * s[j] - sub));
+    for (; j < n; ++j) {
+      const float e = exp1(a * s[j] - sub);
+      dst[j] = bf16_1(e);
+      sum += e;
+    }
+    for (; j < n_pad; ++j) dst[j] = 0;
     return sum;
   }
 

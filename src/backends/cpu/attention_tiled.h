@@ -3,12 +3,14 @@
 // fp32 attention on AVX-512 (attention_tiled.cc, attention_tiled_avx512.cc). They supply the
 // element type of the GEMM operands and the elementwise operations and GEMM tile as an Ops
 // policy: Ops::Elem (uint16_t bf16 or float), Ops::Pair (two Elems: uint32_t or uint64_t),
-// pack_pairs, to_operand, row_max, exp_row, backward_pair, write_rows, write_transposed, gemm.
+// pack_pairs, to_operand, row_max, exp_operand, backward_pair, write_rows, write_transposed, gemm.
 //
 // Causal grouped-query attention; softmax and accumulation in fp32.
 //
 // Blocks of kQBlock query rows, scores against the visible keys in an O(kQBlock T) per-thread
-// scratch, exact softmax rows, backward recomputing P from the log-sum-exp, and every product a
+// scratch, exact softmax rows (the forward multiplies V by exp(s - max) and divides the row of O
+// by the sum after: one pass over the scores fewer than normalising P first), backward
+// recomputing P from the log-sum-exp, and every product a
 // register-tile GEMM whose B operand is packed in pairs along k (gemm_vnni_bf16_*,
 // gemm_pairs_f32_avx512). q, k, v, dO, P and dS become Elem where they become GEMM operands (in
 // bf16 as ref::attention_*_bf16 specifies; in fp32 exactly). A task owns one (batch, kv head): it
@@ -199,15 +201,18 @@ void fwd(float* out, float* lse, const float* q, const float* k, const float* v,
             const int64_t ns = padded(n, 16), ps = padded(n2, kElemLine);  // row strides of S and P
             rows_to_operand<Ops>(qa, d2, q + (b * T + i0) * qs + h * D, qs, rows, D);
             Ops::gemm(s, ns, qa, d2, elems<Ops>(kt), 2 * tp, rows, n, d2 / 2, false);  // S = Q Kᵀ
+            float inv_l[kQBlock];
             for (int64_t r = 0; r < rows; ++r) {
-              float* sr = s + r * ns;
+              const float* sr = s + r * ns;
               const int64_t nv = i0 + r + 1;  // keys 0..i visible
               const float mx = Ops::row_max(sr, nv) * scale;
-              const float l = Ops::exp_row(sr, sr, nv, scale, mx);
-              Ops::to_operand(pa + r * ps, sr, 1.0f / l, nv, n2);
+              const float l = Ops::exp_operand(pa + r * ps, sr, nv, n2, scale, mx);  // exp(a s - mx)
+              inv_l[r] = 1.0f / l;
               lse[(b * H + h) * T + i0 + r] = mx + std::log(l);
             }
-            Ops::gemm(ob, D, pa, ps, elems<Ops>(vn), 2 * D, rows, D, n2 / 2, false);  // P V
+            Ops::gemm(ob, D, pa, ps, elems<Ops>(vn), 2 * D, rows, D, n2 / 2, false);  // exp(S - max) V
+            for (int64_t r = 0; r < rows; ++r)  // / l: P V
+              for (int64_t c = 0; c < D; ++c) ob[r * D + c] *= inv_l[r];
             Ops::write_rows(out + (b * T + i0) * qs + h * D, qs, ob, rows, D);
           }
       }

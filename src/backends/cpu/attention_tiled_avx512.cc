@@ -101,15 +101,19 @@ struct Avx512Passes {
     return _mm512_reduce_max_ps(mx);
   }
 
-  static float exp_row(float* p, const float* s, int64_t n, float a, float sub) {
+  // dst[0..n) = exp(a s - sub) as operand elements, zeros up to n_pad; returns the sum of the
+  // exps (before any rounding).
+  template <class E>
+  static float exp_operand(E* dst, const float* s, int64_t n, int64_t n_pad, float a, float sub) {
     const __m512 va = _mm512_set1_ps(a), vs = _mm512_set1_ps(sub);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t j = 0; j < n; j += 16) {
       const __mmask16 m = lanes16(n - j);
       const __m512 e = _mm512_maskz_mov_ps(m, Store::exp(_mm512_fmsub_ps(va, _mm512_maskz_loadu_ps(m, s + j), vs)));
-      _mm512_mask_storeu_ps(p + j, m, e);
+      Store::store_elems(dst + j, m, e);
       acc = _mm512_add_ps(acc, e);
     }
+    for (int64_t j = n; j < n_pad; ++j) dst[j] = 0;
     return _mm512_reduce_add_ps(acc);
   }
 

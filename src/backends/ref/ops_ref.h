@@ -82,8 +82,8 @@ void rope_norm_bwd(T* dx, const T* out, const T* rstd, const T* cos, const T* si
   rope_apply<T>(dx, cos, sin, b, t, h, d, T(-1));
 }
 
-// round: applied to each probability where it meets V (identity here; bf16 rounding in
-// attention_fwd_bf16 below).
+// round: applied to each exp(s - max) where it meets V, before O's row is divided by their sum
+// (identity here; bf16 rounding in attention_fwd_bf16 below).
 struct Exact {
   template <class T>
   T operator()(T x) const {
@@ -114,10 +114,11 @@ void attention_fwd(T* out, T* lse, const T* q, const T* k, const T* v, int64_t B
         T* oi = out + ((b * Tn + i) * H + h) * D;
         for (int64_t e = 0; e < D; ++e) oi[e] = 0;
         for (int64_t j = 0; j <= i; ++j) {
-          const T p = round(std::exp(s[j] - mx) / l);
+          const T p = round(std::exp(s[j] - mx));
           const T* vj = v + ((b * Tn + j) * KVH + h / group) * D;
           for (int64_t e = 0; e < D; ++e) oi[e] += p * vj[e];
         }
+        for (int64_t e = 0; e < D; ++e) oi[e] /= l;
         lse[(b * H + h) * Tn + i] = mx + std::log(l);
       }
 }
@@ -313,8 +314,9 @@ inline void softcap_xent_bf16(float* logits, float* losses, const int32_t* targe
 }
 
 // Attention with bf16 products (kernels.h attention_*_bf16): attention_fwd / attention_bwd on
-// bf16-rounded q, k, v, dout, with P and dS rounded to bf16 where they become operands, and
-// everything else (scores, softmax, lse, D_i = dout . out, accumulation) in T.
+// bf16-rounded q, k, v, dout, with exp(s - max) (forward) and P, dS (backward) rounded to bf16
+// where they become operands, and everything else (scores, softmax sums, lse, D_i = dout . out,
+// accumulation) in T.
 template <class T>
 T round_bf16(T x) {
   return T(from_bf16_1(to_bf16_1(float(x))));
