@@ -11,11 +11,11 @@ namespace nt::cpu {
 // Per-thread scratch kept across calls (OpenMP's pool threads persist), so a kernel neither
 // allocates nor clears memory per call: the calling thread's buffer number `slot` (below
 // kScratchSlots), grown to at least `bytes` (thread_scratch.cc).
-constexpr int kScratchXent = 18;  // attention_tiled.h's slots come first
-constexpr int kScratchAmxX = 19, kScratchAmxY = 20;
-constexpr int kScratchRelu2 = 21;  // matmul_bf16_relu2_tiles's activation, where it composes
-constexpr int kScratchAmxXAll = 22;  // matmul_bf16_amx's X packed whole for all threads
-constexpr int kScratchSlots = 23;
+constexpr int kScratchXent = 19;  // attention_tiled.h's slots come first
+constexpr int kScratchAmxX = 20, kScratchAmxY = 21;
+constexpr int kScratchRelu2 = 22;  // matmul_bf16_relu2_tiles's activation, where it composes
+constexpr int kScratchAmxXAll = 23;  // matmul_bf16_amx's X packed whole for all threads
+constexpr int kScratchSlots = 24;
 void* thread_scratch(int slot, size_t bytes);
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
