@@ -164,6 +164,24 @@ void pack_rows(typename Ops::Pair* kn, const float* k, int64_t ks, int64_t T, in
   }
 }
 
+// The same pairs from rows already converted to operand elements (n rows of D, row stride ld):
+// their second read comes from the cache instead of from the fp32 tensor, rows far apart in
+// memory.
+template <class Ops>
+void pack_rows_from_operand(typename Ops::Pair* kn, const typename Ops::Elem* rows, int64_t ld, int64_t n, int64_t D) {
+  using E = typename Ops::Elem;
+  for (int64_t jj = 0; jj < even(n) / 2; ++jj) {
+    const E* r0 = rows + 2 * jj * ld;
+    E* d = reinterpret_cast<E*>(kn + jj * D);
+    if (2 * jj + 1 < n) {
+      const E* r1 = r0 + ld;
+      for (int64_t e = 0; e < D; ++e) d[2 * e] = r0[e], d[2 * e + 1] = r1[e];
+    } else {
+      for (int64_t e = 0; e < D; ++e) d[2 * e] = r0[e], d[2 * e + 1] = E(0);
+    }
+  }
+}
+
 // The element view of a pair buffer (the tile reads elements).
 template <class Ops>
 inline const typename Ops::Elem* elems(const typename Ops::Pair* v) {
@@ -258,9 +276,9 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
       for (int64_t kvh = 0; kvh < KVH; ++kvh) {
         const float* kb = k + b * T * ks + kvh * D;
         const float* vb = v + b * T * ks + kvh * D;
-        pack_transposed<Ops>(kt, tp, kb, ks, T, D, rows_buf);
+        pack_transposed<Ops>(kt, tp, kb, ks, T, D, rows_buf);  // K's operand rows left in rows_buf
+        pack_rows_from_operand<Ops>(kn, reinterpret_cast<const E*>(rows_buf), d2, T, D);
         pack_transposed<Ops>(vt, tp, vb, ks, T, D, rows_buf);
-        pack_rows<Ops>(kn, kb, ks, T, D);
         for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
           // Q and dO as row-major A operands (S, dP) and transposed in pairs of rows (dKᵀ, dVᵀ),
           // and D_i = dO_i . O_i, for every query block of the head.
@@ -269,9 +287,9 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
             const int64_t qo = (b * T + i0) * qs + h * D;
             rows_to_operand<Ops>(qa_all + bi * kQBlock * d2, d2, q + qo, qs, rows, D);
             rows_to_operand<Ops>(da_all + bi * kQBlock * d2, d2, dout + qo, qs, rows, D);
-            pack_rows<Ops>(rows_buf, q + qo, qs, rows, D);
+            pack_rows_from_operand<Ops>(rows_buf, qa_all + bi * kQBlock * d2, d2, rows, D);
             transpose(qt_all + bi * D * kQBlock / 2, rows2 / 2, rows_buf, D, rows2 / 2, D);
-            pack_rows<Ops>(rows_buf, dout + qo, qs, rows, D);
+            pack_rows_from_operand<Ops>(rows_buf, da_all + bi * kQBlock * d2, d2, rows, D);
             transpose(dt_all + bi * D * kQBlock / 2, rows2 / 2, rows_buf, D, rows2 / 2, D);
             for (int64_t r = 0; r < rows; ++r) {
               prefetch_row(dout + qo, qs, r + kAhead, rows, D);
