@@ -460,7 +460,8 @@ void add_bench_command(CLI::App& app) {
   c->add_flag("--no-kernels", f->no_kernels, "Skip the per-kernel table");
   c->add_flag("--no-steps", f->no_steps, "Skip the training-step table");
   c->add_flag("--profile", f->profile, "Print where each model's timed steps spend their time");
-  c->add_flag("--quick", f->quick, "Time each kernel once and each peak once: a quick check that everything runs (rough figures)");
+  c->add_flag("--quick", f->quick,
+              "Time each kernel and each peak once: a quick check that everything runs (rough figures)");
   c->add_option("--trace", f->trace, "Write Chrome trace JSON per model to PREFIX.<model>.<dtype>.json");
   c->add_option("--json", f->json, "Also write the figures as JSON to this file ('-' = stdout)");
   c->callback([f] {

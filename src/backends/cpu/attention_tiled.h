@@ -10,15 +10,15 @@
 // Blocks of kQBlock query rows, scores against the visible keys in an O(kQBlock T) per-thread
 // scratch, exact softmax rows (the forward multiplies V by exp(s - max) and divides the row of O
 // by the sum after: one pass over the scores fewer than normalising P first), backward
-// recomputing P from the log-sum-exp, and every product a
-// register-tile GEMM whose B operand is packed in pairs along k (gemm_vnni_bf16_*,
-// gemm_pairs_f32_avx512). q, k, v, dO, P and dS become Elem where they become GEMM operands (in
-// bf16 as ref::attention_*_bf16 specifies; in fp32 exactly). A task owns one (batch, kv head): it
-// packs that head's K and V once into the pair layouts the tile reads, serves all the query heads
-// of its group, and in backward owns the dK and dV rows it accumulates (kept transposed, D x T, so
-// that dKᵀ += Qᵀ dS is a plain tile product; written back once at the end). The backward takes
-// the keys in spans sized to a thread's L2 (key_span): each span meets every query block that
-// sees it. No atomics; deterministic.
+// recomputing P from the log-sum-exp, and every product a register-tile GEMM whose B operand is
+// packed in pairs along k (gemm_vnni_bf16_*, gemm_pairs_f32_avx512). q, k, v, dO, P and dS
+// become Elem where they become GEMM operands (in bf16 as ref::attention_*_bf16 specifies; in
+// fp32 exactly). A task owns one (batch, kv head): it packs that head's K and V once into the
+// pair layouts the tile reads, serves all the query heads of its group, and in backward owns the
+// dK and dV rows it accumulates (kept transposed, D x T, so that dKᵀ += Qᵀ dS is a plain tile
+// product; written back once at the end). The backward takes the keys in spans sized to a
+// thread's L2 (key_span): each span meets every query block that sees it, and a head's dQ adds
+// up over the spans in a buffer of its own. No atomics; deterministic.
 #pragma once
 #include <immintrin.h>
 #include <omp.h>
@@ -119,7 +119,9 @@ inline void transpose(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t l
 }
 
 // The attention's per-thread scratch buffers (cpu_ops.h's thread_scratch).
-enum Slot { kKt, kVt, kKn, kVn, kPv, kDsv, kRows, kQt, kDt, kQa, kDa, kPa, kDsa, kS, kDp, kDkt, kDvt, kOut, kDq, kSlots };
+enum Slot {
+  kKt, kVt, kKn, kVn, kPv, kDsv, kRows, kQt, kDt, kQa, kDa, kPa, kDsa, kS, kDp, kDkt, kDvt, kOut, kDq, kSlots
+};
 static_assert(kSlots <= kScratchXent, "the attention's scratch slots overlap the cross-entropy's");
 template <class T>
 T* grab(Slot slot, int64_t n) {

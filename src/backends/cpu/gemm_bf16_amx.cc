@@ -13,7 +13,8 @@
 //     of 16 x 2 bf16 (one tile = 16 pair rows, 1 KiB, contiguous);
 //   - each thread takes blocks of X rows (about 512 KiB, in L2): read in place where X's rows
 //     are aligned whole 32-k steps (under an fp32 C), else packed into AMX's A layout (per 16
-//     rows and 32 k, one contiguous 1 KiB tile); then for each few column blocks of 32 it runs
+//     rows and 32 k, one contiguous 1 KiB tile; from long rows of A, X is packed whole, by all
+//     threads, before the blocks run); then for each few column blocks of 32 it runs
 //     the 32 x 32 blocks of its rows, 32 rows at a time, with 2 x 2 accumulator tiles (the B
 //     panels stay in cache across the rows, each 32 rows of X across the column blocks).
 // Rows, columns and reductions past the ends are packed as zeros, so every tile product is
@@ -43,8 +44,9 @@ constexpr int64_t kXBlockBytes = 512 * 1024;  // packed X rows per block (L2-res
 // data gradients) made their steps 3-5 % faster, depth 8 unchanged; it was 16 MiB before.
 constexpr int64_t kStreamBytes = 8 << 20;
 constexpr int64_t kMaxWide = 8;               // column blocks of 32 staged at once (below)
-constexpr int64_t kSharedXBytes = 16 << 20;   // X packed whole per chunk up to this size, from rows of A
-constexpr int64_t kSharedXRowBytes = 2 << 10;  // at least this long (matmul_bf16_amx)
+// X packed from A's columns is packed whole per chunk, by all threads, where A's rows are at
+// least kSharedXRowBytes long and that X at most kSharedXBytes (matmul_bf16_amx says why).
+constexpr int64_t kSharedXBytes = 16 << 20, kSharedXRowBytes = 2 << 10;
 // X is read in place only where its rows are at most this far apart. A tile's 16 rows 64 KiB
 // apart fall into two L2 sets (and 16 pages): the frontier preset's head data gradient (dlogits
 // W, rows of V 32768 bf16) took 24 ms a chunk in the step, 17 ms with X packed. At V 8192
