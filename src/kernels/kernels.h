@@ -91,13 +91,15 @@ struct KernelTable {
   // to_bf16 of a (rows, cols) matrix into a wider one: dst row r starts at dst + r * ld_dst (the
   // q, k, v gradients side by side, as one operand of their fused weight GEMMs).
   void (*to_bf16_rows)(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols);
-  // rmsnorm_fwd that also writes out's bf16 copy (rounded as to_bf16), and rmsnorm_bwd that also
-  // writes the new dinp's: a bf16 run's normalised activation and the residual's gradient with
-  // their GEMM operands, in the norm's own pass instead of a conversion's pass over the fp32.
+  // rmsnorm_fwd that also writes out's bf16 copy (rounded as to_bf16; out null: only the copy),
+  // and rmsnorm_bwd from that copy (out_h, widened: the normalised activation a bf16 run keeps)
+  // that also writes the new dinp's: a bf16 run's normalised activation and the residual's
+  // gradient with their GEMM operands, in the norm's own pass instead of a conversion's pass
+  // over the fp32. dinp_h may be out_h (each row is read before its copy is written).
   void (*rmsnorm_fwd_bf16)(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows, int64_t dim,
                            float eps);
-  void (*rmsnorm_bwd_bf16)(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
-                           int64_t rows, int64_t dim, bool accumulate);
+  void (*rmsnorm_bwd_bf16)(float* dinp, uint16_t* dinp_h, const float* dout, const uint16_t* out_h,
+                           const float* rstd, int64_t rows, int64_t dim, bool accumulate);
   // The MLP activation in bf16, where the pre-activation x and the gradient dout arrive as bf16
   // GEMM outputs (half the memory traffic of fp32 ones; the products are computed in fp32):
   // out = bf16(relu(x)^2).

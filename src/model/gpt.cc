@@ -40,17 +40,19 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
   x_.resize(N * C);
   acts_.resize(size_t(cfg.depth));
   for (auto& a : acts_) {
-    a.ln1.resize(N * C), a.rstd1.resize(N);
+    a.rstd1.resize(N), a.rstd2.resize(N);
     a.q.resize(N * H * D), a.rstd_q.resize(N * H);
     a.k.resize(N * KVH * D), a.rstd_k.resize(N * KVH);
     a.v.resize(N * KVH * D);
     a.att.resize(N * H * D), a.lse.resize(N * H);
-    a.ln2.resize(N * C), a.rstd2.resize(N);
+    // bf16 runs keep the normalised activations only as their bf16 GEMM operands, which the
+    // norms' backward reads too (a quarter of a depth-8 run's activation memory in fp32).
     if (precision_ == Precision::kBf16) {
       a.fc_h.resize(N * F);
       a.ln1_h.resize(N * C), a.att_h.resize(N * H * D), a.ln2_h.resize(N * C);
     } else {
       a.fc.resize(N * F);
+      a.ln1.resize(N * C), a.ln2.resize(N * C);
     }
   }
   lnf_.resize(N * C);
@@ -102,10 +104,11 @@ void Gpt::norm_fwd(float* out, uint16_t* out_h, float* rstd, const float* inp, i
   else k_.rmsnorm_fwd(out, rstd, inp, rows, cfg_.d_model, eps);
 }
 
-void Gpt::norm_bwd(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd, int64_t rows,
+void Gpt::norm_bwd(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const uint16_t* out_h,
+                   const float* rstd, int64_t rows,
                    bool accumulate) {
   if (precision_ == Precision::kBf16)
-    k_.rmsnorm_bwd_bf16(dinp, dinp_h, dout, out, rstd, rows, cfg_.d_model, accumulate);
+    k_.rmsnorm_bwd_bf16(dinp, dinp_h, dout, out_h, rstd, rows, cfg_.d_model, accumulate);
   else k_.rmsnorm_bwd(dinp, dout, out, rstd, rows, cfg_.d_model, accumulate);
 }
 
@@ -119,9 +122,10 @@ size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision
                F = c.mlp_dim();
   const bool in_bf16 = precision == Precision::kBf16;
   // fp32 runs keep the MLP's pre-activation (per layer) and its activation and gradient
-  // (scratch) in fp32; bf16 runs keep the first and the gradient in bf16, and per layer the bf16
-  // operands of ln1, att and ln2.
-  const size_t per_layer = N * (2 * C + 2 + H * D * 2 + H + 2 * KVH * D + KVH + H + (in_bf16 ? 0 : F));
+  // (scratch) in fp32, and per layer ln1 and ln2; bf16 runs keep the first and the gradient in
+  // bf16, and per layer only the bf16 operands of ln1, att and ln2.
+  const size_t per_layer =
+      N * ((in_bf16 ? 0 : 2 * C) + 2 + H * D * 2 + H + 2 * KVH * D + KVH + H + (in_bf16 ? 0 : F));
   const size_t saved = c.depth * per_layer + N * (3 * C + 2);
   const size_t scratch = std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size + N + N * C * 3 +
                          (in_bf16 ? 0 : 2 * N * F) + 2 * N * H * D + 2 * N * KVH * D;

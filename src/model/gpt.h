@@ -21,12 +21,12 @@ namespace nt {
 
 // Saved activations of one block, (N = B*T rows).
 struct LayerActs {
-  Buffer<float> ln1, rstd1;       // (N, C), (N)   input of attention, normalised
+  Buffer<float> ln1, rstd1;       // (N, C), (N)   input of attention, normalised (ln1: fp32 runs)
   Buffer<float> q, rstd_q;        // (N, H*D), (N*H)   after rotary + QK-norm
   Buffer<float> k, rstd_k;        // (N, KVH*D), (N*KVH)
   Buffer<float> v;                // (N, KVH*D)
   Buffer<float> att, lse;         // (N, H*D), (B, H, T)
-  Buffer<float> ln2, rstd2;       // (N, C), (N)
+  Buffer<float> ln2, rstd2;       // (N, C), (N)   (ln2: fp32 runs)
   Buffer<float> fc;               // (N, 4C)   pre-activation (fp32 runs)
   Buffer<uint16_t> fc_h;          // (N, 4C)   the same in bf16 runs: a bf16 GEMM output
   // bf16 runs: the GEMM operands made from ln1, att and ln2 in the forward, kept for the
@@ -102,9 +102,11 @@ class Gpt {
   // The operand for a saved activation f and, in bf16, its copy h made in the forward.
   Operand saved(const Buffer<float>& f, const Buffer<uint16_t>& h) const;
   // rmsnorm_fwd / rmsnorm_bwd; in bf16 they also write the result's bf16 copy into out_h (dinp_h),
-  // the GEMM operand that the next step reads.
+  // the GEMM operand that the next step reads, out may be null (only the copy kept), and the
+  // backward reads the normalised output from its copy out_h (which dinp_h may be).
   void norm_fwd(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows);
-  void norm_bwd(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd, int64_t rows,
+  void norm_bwd(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const uint16_t* out_h,
+                const float* rstd, int64_t rows,
                 bool accumulate);
 
   ModelConfig cfg_;

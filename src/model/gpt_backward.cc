@@ -17,10 +17,11 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
   ModelTensors g = grads_.views();
   const float beta_w = accumulate ? 1.0f : 0.0f;  // the weight gradients' GEMMs: add, or overwrite
   using profile::Zone;
-  // Final norm: dx = rmsnorm_bwd(dlnf) (head_loss already produced dlnf).
+  // Final norm: dx = rmsnorm_bwd(dlnf) (head_loss already produced dlnf; in bf16, h0_ still holds
+  // lnf's copy, read row by row before dx's copy overwrites it).
   {
     Zone z(profile::kNorm);
-    norm_bwd(dx_.data(), h0_.data(), dlnf_.data(), lnf_.data(), rstdf_.data(), N, false);
+    norm_bwd(dx_.data(), h0_.data(), dlnf_.data(), lnf_.data(), h0_.data(), rstdf_.data(), N, false);
   }
   for (int l = cfg_.depth - 1; l >= 0; --l) {
     const LayerActs& a = acts_[size_t(l)];
@@ -62,7 +63,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     }
     {
       Zone z(profile::kNorm);
-      norm_bwd(dx_.data(), h0_.data(), dln_.data(), a.ln2.data(), a.rstd2.data(), N, true);
+      norm_bwd(dx_.data(), h0_.data(), dln_.data(), a.ln2.data(), a.ln2_h.data(), a.rstd2.data(), N, true);
     }
     // Attention, reverse of: q,k,v = ln1 W^T; rope; qk-norm; attention; x += att Wo^T.
     {
@@ -109,8 +110,8 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     }
     {
       Zone z(profile::kNorm);
-      if (l > 0) norm_bwd(dx_.data(), h0_.data(), dln_.data(), a.ln1.data(), a.rstd1.data(), N, true);
-      else k_.rmsnorm_bwd(dx_.data(), dln_.data(), a.ln1.data(), a.rstd1.data(), N, C, true);  // to the embedding only
+      // (Into the embedding's gradient at layer 0, where the bf16 copy goes unused.)
+      norm_bwd(dx_.data(), h0_.data(), dln_.data(), a.ln1.data(), a.ln1_h.data(), a.rstd1.data(), N, true);
     }
   }
   // Embedding: x0 = rms(wte[idx]).

@@ -421,8 +421,10 @@ TEST(KernelParity, ToBf16Rows) {
   }
 }
 
-// The norms with a bf16 copy: the fp32 results of rmsnorm_fwd / rmsnorm_bwd exactly, and the
-// copy exactly to_bf16 of them, dispatched and AVX2 floor, on awkward widths.
+// The norms with a bf16 copy: the forward's fp32 result exactly rmsnorm_fwd's and its copy
+// exactly to_bf16 of it (or only the copy, out null); the backward exactly rmsnorm_bwd from the
+// copy widened, and its copy to_bf16 of that, also written over the copy it reads (dinp_h ==
+// out_h, as the model's final norm does). Dispatched and AVX2 floor, on awkward widths.
 TEST(KernelParity, RmsNormBf16CopyIsTheNormThenToBf16) {
   using Fwd = decltype(KernelTable::rmsnorm_fwd_bf16);
   using Bwd = decltype(KernelTable::rmsnorm_bwd_bf16);
@@ -435,19 +437,27 @@ TEST(KernelParity, RmsNormBf16CopyIsTheNormThenToBf16) {
         const size_t n = size_t(rows * width);
         const auto x = to_f32(randn(n, 96, 3.0)), dy = to_f32(randn(n, 97)), dx0 = to_f32(randn(n, 98));
         const auto nrows = static_cast<size_t>(rows);
-        std::vector<float> out(n), rstd(nrows), dx = dx0, want_out(n), want_rstd(nrows), want_dx = dx0;
+        std::vector<float> out(n), rstd(nrows), dx = dx0, want_out(n), want_rstd(nrows), want_dx = dx0, wide(n);
         std::vector<uint16_t> out_h(n, 0x1234), dx_h(n, 0x1234), want_out_h(n), want_dx_h(n);
         cpu.rmsnorm_fwd(want_out.data(), want_rstd.data(), x.data(), rows, width, 1e-6f);
-        cpu.rmsnorm_bwd(want_dx.data(), dy.data(), want_out.data(), want_rstd.data(), rows, width, acc);
         (i ? cpu::to_bf16_row_avx2 : cpu.to_bf16)(want_out_h.data(), want_out.data(), int64_t(n));
+        for (size_t e = 0; e < n; ++e) wide[e] = ref::from_bf16_1(want_out_h[e]);
+        cpu.rmsnorm_bwd(want_dx.data(), dy.data(), wide.data(), want_rstd.data(), rows, width, acc);
         (i ? cpu::to_bf16_row_avx2 : cpu.to_bf16)(want_dx_h.data(), want_dx.data(), int64_t(n));
         impls[i].first(out.data(), out_h.data(), rstd.data(), x.data(), rows, width, 1e-6f);
-        impls[i].second(dx.data(), dx_h.data(), dy.data(), out.data(), rstd.data(), rows, width, acc);
         EXPECT_EQ(out, want_out) << at;
         EXPECT_EQ(rstd, want_rstd) << at;
         EXPECT_EQ(out_h, want_out_h) << at;
+        std::vector<uint16_t> only_h(n, 0x1234);
+        impls[i].first(nullptr, only_h.data(), rstd.data(), x.data(), rows, width, 1e-6f);
+        EXPECT_EQ(only_h, want_out_h) << at << " (copy only)";
+        impls[i].second(dx.data(), dx_h.data(), dy.data(), out_h.data(), rstd.data(), rows, width, acc);
         EXPECT_EQ(dx, want_dx) << at << (acc ? " accumulating" : "");
         EXPECT_EQ(dx_h, want_dx_h) << at << (acc ? " accumulating" : "");
+        dx = dx0;
+        impls[i].second(dx.data(), out_h.data(), dy.data(), out_h.data(), rstd.data(), rows, width, acc);
+        EXPECT_EQ(dx, want_dx) << at << " (dinp_h over out_h)";
+        EXPECT_EQ(out_h, want_dx_h) << at << " (dinp_h over out_h)";
       }
 }
 

@@ -148,10 +148,10 @@ void rmsnorm_fwd_bf16_avx2(float* out, uint16_t* out_h, float* rstd, const float
                            float eps);
 void rmsnorm_fwd_bf16_avx512(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows, int64_t dim,
                              float eps);
-void rmsnorm_bwd_bf16_avx2(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
+void rmsnorm_bwd_bf16_avx2(float* dinp, uint16_t* dinp_h, const float* dout, const uint16_t* out_h, const float* rstd,
                            int64_t rows, int64_t dim, bool acc);
-void rmsnorm_bwd_bf16_avx512(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
-                             int64_t rows, int64_t dim, bool acc);
+void rmsnorm_bwd_bf16_avx512(float* dinp, uint16_t* dinp_h, const float* dout, const uint16_t* out_h,
+                             const float* rstd, int64_t rows, int64_t dim, bool acc);
 void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_rows_avx2(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // RMSNorm without weight, and rotary embeddings: row-parallel, AVX2 inner loops.
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
@@ -9,36 +11,53 @@
 namespace nt::cpu {
 
 namespace {
+inline float bf16_to_f32(uint16_t h) {
+  const uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
 // The norms' row loops; convert(dst, src, n), where given, writes each finished row's bf16 copy
 // while the row is in L1.
 using ConvertRow = void (*)(uint16_t* dst, const float* src, int64_t n);
 
+// out null: each row goes to a per-thread row, for its bf16 copy only.
 void rmsnorm_fwd_rows(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows, int64_t dim, float eps,
                       ConvertRow convert) {
 #pragma omp parallel
   {
     profile::WorkZone work("rmsnorm fwd");
+    std::vector<float> row(out ? 0 : size_t(dim));
 #pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < rows; ++r) {
       const float* x = inp + r * dim;
       const float s = 1.0f / std::sqrt(sum_sq(x, dim) / float(dim) + eps);
       rstd[r] = s;
-      float* y = out + r * dim;
+      float* y = out ? out + r * dim : row.data();
       for (int64_t i = 0; i < dim; ++i) y[i] = x[i] * s;
       if (convert) convert(out_h + r * dim, y, dim);
     }
   }
 }
 
-void rmsnorm_bwd_rows(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
-                      int64_t rows, int64_t dim, bool acc, ConvertRow convert) {
+// The normalised output from out, or widened from its bf16 copy out_h (then dinp_h may be out_h:
+// a row is widened before its own copy is written).
+void rmsnorm_bwd_rows(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const uint16_t* out_h,
+                      const float* rstd, int64_t rows, int64_t dim, bool acc, ConvertRow convert) {
 #pragma omp parallel
   {
     profile::WorkZone work("rmsnorm bwd");
+    std::vector<float> row(out ? 0 : size_t(dim));
 #pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < rows; ++r) {
       const float* dy = dout + r * dim;
       const float* y = out + r * dim;
+      if (!out) {
+        const uint16_t* h = out_h + r * dim;
+        for (int64_t i = 0; i < dim; ++i) row[size_t(i)] = bf16_to_f32(h[i]);
+        y = row.data();
+      }
       const float m = dot(dy, y, dim) / float(dim);
       const float s = rstd[r];
       float* dx = dinp + r * dim;
@@ -66,15 +85,15 @@ void rmsnorm_fwd_bf16_avx512(float* out, uint16_t* out_h, float* rstd, const flo
 
 void rmsnorm_bwd(float* dinp, const float* dout, const float* out, const float* rstd, int64_t rows, int64_t dim,
                  bool acc) {
-  rmsnorm_bwd_rows(dinp, nullptr, dout, out, rstd, rows, dim, acc, nullptr);
+  rmsnorm_bwd_rows(dinp, nullptr, dout, out, nullptr, rstd, rows, dim, acc, nullptr);
 }
-void rmsnorm_bwd_bf16_avx2(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
+void rmsnorm_bwd_bf16_avx2(float* dinp, uint16_t* dinp_h, const float* dout, const uint16_t* out_h, const float* rstd,
                            int64_t rows, int64_t dim, bool acc) {
-  rmsnorm_bwd_rows(dinp, dinp_h, dout, out, rstd, rows, dim, acc, to_bf16_row_avx2);
+  rmsnorm_bwd_rows(dinp, dinp_h, dout, nullptr, out_h, rstd, rows, dim, acc, to_bf16_row_avx2);
 }
-void rmsnorm_bwd_bf16_avx512(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
-                             int64_t rows, int64_t dim, bool acc) {
-  rmsnorm_bwd_rows(dinp, dinp_h, dout, out, rstd, rows, dim, acc, to_bf16_row_avx512);
+void rmsnorm_bwd_bf16_avx512(float* dinp, uint16_t* dinp_h, const float* dout, const uint16_t* out_h,
+                             const float* rstd, int64_t rows, int64_t dim, bool acc) {
+  rmsnorm_bwd_rows(dinp, dinp_h, dout, nullptr, out_h, rstd, rows, dim, acc, to_bf16_row_avx512);
 }
 
 namespace {

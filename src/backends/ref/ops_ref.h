@@ -265,12 +265,16 @@ inline void to_bf16(uint16_t* dst, const float* src, int64_t n) {
 }
 inline void rmsnorm_fwd_bf16(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows, int64_t dim,
                              float eps) {
-  rmsnorm_fwd<float>(out, rstd, inp, rows, dim, eps);
-  to_bf16(out_h, out, rows * dim);
+  std::vector<float> y(static_cast<size_t>(rows * dim));
+  rmsnorm_fwd<float>(y.data(), rstd, inp, rows, dim, eps);
+  to_bf16(out_h, y.data(), rows * dim);
+  if (out) std::copy(y.begin(), y.end(), out);
 }
-inline void rmsnorm_bwd_bf16(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const float* rstd,
+inline void rmsnorm_bwd_bf16(float* dinp, uint16_t* dinp_h, const float* dout, const uint16_t* out_h, const float* rstd,
                              int64_t rows, int64_t dim, bool acc) {
-  rmsnorm_bwd<float>(dinp, dout, out, rstd, rows, dim, acc);
+  std::vector<float> y(static_cast<size_t>(rows * dim));
+  for (size_t i = 0; i < y.size(); ++i) y[i] = from_bf16_1(out_h[i]);
+  rmsnorm_bwd<float>(dinp, dout, y.data(), rstd, rows, dim, acc);
   to_bf16(dinp_h, dinp, rows * dim);
 }
 inline void to_bf16_rows(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
