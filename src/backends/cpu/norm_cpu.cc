@@ -52,11 +52,12 @@ void rmsnorm_bwd_rows(float* dinp, uint16_t* dinp_h, const float* dout, const fl
 #pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < rows; ++r) {
       const float* dy = dout + r * dim;
-      const float* y = out + r * dim;
-      if (!out) {
+      const float* y = row.data();
+      if (out) {
+        y = out + r * dim;
+      } else {
         const uint16_t* h = out_h + r * dim;
         for (int64_t i = 0; i < dim; ++i) row[size_t(i)] = bf16_to_f32(h[i]);
-        y = row.data();
       }
       const float m = dot(dy, y, dim) / float(dim);
       const float s = rstd[r];
