@@ -38,15 +38,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How long each kernel is timed: 5 batches of at least 50 ms; --quick, one call (a smoke run
-// whose figures are rough).
-bool g_quick = false;
-
-// Median seconds per call of fn over timed batches, each at least 50 ms long (one call with
-// --quick), after a warm-up call.
-double time_median(const std::function<void()>& fn) {
-  const int reps = g_quick ? 1 : 5;
-  const double min_s = g_quick ? 0.0 : 0.05;
+// Median seconds per call of fn over 5 timed batches, each at least 50 ms long, after a warm-up
+// call; quick (--quick, a smoke run whose figures are rough): one timed call.
+double time_calls(const std::function<void()>& fn, bool quick) {
+  const int reps = quick ? 1 : 5;
+  const double min_s = quick ? 0.0 : 0.05;
   fn();  // warm-up (primitive creation, page faults)
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
@@ -137,8 +133,8 @@ void run_bench(const BenchFlags& f) {
   out["machine"] = {{"host", hostname()}, {"threads", threads}, {"features", cf.describe()}, {"kernels", k.name}};
 
   // Peaks.
+  auto time_median = [&f](const std::function<void()>& fn) { return time_calls(fn, f.quick); };
   // Other processes can only lower a measured peak: keep the best of several short tries.
-  g_quick = f.quick;
   double fma = 0, pbf16 = 0, triad = 0, amx_loaded = 0;
   for (int i = 0; i < (f.quick ? 1 : 3); ++i) {
     if (amx) amx_loaded = std::max(amx_loaded, cpu::peak_bf16_amx_loaded_gflops(0.15));

@@ -40,13 +40,12 @@ struct Avx2Ops {
                                rows, cols);
   }
 
-  // dst[0..n) = bf16(src * a), then zeros up to n_pad.
-  static void to_operand(uint16_t* dst, const float* src, float a, int64_t n, int64_t n_pad) {
-    const __m256 va = _mm256_set1_ps(a);
+  // dst[0..n) = bf16(src), then zeros up to n_pad.
+  static void to_operand(uint16_t* dst, const float* src, int64_t n, int64_t n_pad) {
     int64_t j = 0;
     for (; j + 8 <= n; j += 8)
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j), bf16x8(_mm256_mul_ps(va, _mm256_loadu_ps(src + j))));
-    for (; j < n; ++j) dst[j] = bf16_1(src[j] * a);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + j), bf16x8(_mm256_loadu_ps(src + j)));
+    for (; j < n; ++j) dst[j] = bf16_1(src[j]);
     for (; j < n_pad; ++j) dst[j] = 0;
   }
 

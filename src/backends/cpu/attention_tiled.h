@@ -141,7 +141,7 @@ template <class Ops>
 void rows_to_operand(typename Ops::Elem* dst, int64_t d2, const float* x, int64_t stride, int64_t rows, int64_t D) {
   for (int64_t r = 0; r < rows; ++r) {
     prefetch_row(x, stride, r + kAhead, rows, D);
-    Ops::to_operand(dst + r * d2, x + r * stride, 1.0f, D, d2);
+    Ops::to_operand(dst + r * d2, x + r * stride, D, d2);
   }
 }
 

@@ -35,13 +35,12 @@ struct Avx512Passes {
     }
   }
 
-  // dst = a src for n elements, zeros up to n_pad.
+  // dst = src as operand elements for n elements, zeros up to n_pad.
   template <class E>
-  static void to_operand(E* dst, const float* src, float a, int64_t n, int64_t n_pad) {
-    const __m512 va = _mm512_set1_ps(a);
+  static void to_operand(E* dst, const float* src, int64_t n, int64_t n_pad) {
     for (int64_t j = 0; j < n; j += 16) {
       const __mmask16 m = lanes16(n - j);
-      Store::store_elems(dst + j, m, _mm512_mul_ps(va, _mm512_maskz_loadu_ps(m, src + j)));
+      Store::store_elems(dst + j, m, _mm512_maskz_loadu_ps(m, src + j));
     }
     for (int64_t j = n; j < n_pad; ++j) dst[j] = 0;
   }

@@ -1,23 +1,16 @@
 // SPDX-License-Identifier: MIT
 // RMSNorm without weight, and rotary embeddings: row-parallel, AVX2 inner loops.
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/ref/ops_ref.h"
 #include "backends/cpu/simd_avx2.h"
 #include "profile/profile.h"
 
 namespace nt::cpu {
 
 namespace {
-inline float bf16_to_f32(uint16_t h) {
-  const uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 // The norms' row loops; convert(dst, src, n), where given, writes each finished row's bf16 copy
 // while the row is in L1.
 using ConvertRow = void (*)(uint16_t* dst, const float* src, int64_t n);
@@ -57,7 +50,7 @@ void rmsnorm_bwd_rows(float* dinp, uint16_t* dinp_h, const float* dout, const fl
         y = out + r * dim;
       } else {
         const uint16_t* h = out_h + r * dim;
-        for (int64_t i = 0; i < dim; ++i) row[size_t(i)] = bf16_to_f32(h[i]);
+        for (int64_t i = 0; i < dim; ++i) row[size_t(i)] = ref::from_bf16_1(h[i]);
       }
       const float m = dot(dy, y, dim) / float(dim);
       const float s = rstd[r];
