@@ -106,8 +106,7 @@ class Gpt {
   // backward reads the normalised output from its copy out_h (which dinp_h may be).
   void norm_fwd(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows);
   void norm_bwd(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const uint16_t* out_h,
-                const float* rstd, int64_t rows,
-                bool accumulate);
+                const float* rstd, int64_t rows, bool accumulate);
 
   ModelConfig cfg_;
   const KernelTable& k_;
