@@ -157,7 +157,7 @@ void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b,
       newton_schulz_gram_step(k, a, b, r, m, last);  // P into b; G' into a
       float* dst = last ? a : r;  // the last step's product goes to a: G is no longer needed
       if (it == 0) std::memcpy(dst, b, size_t(m * m) * sizeof(float));
-      else k.matmul(dst, b, q, m, m, m, false, false, 0.0f);  // P (P_{it-1} ... P0)
+      else symmetric_product(k, dst, b, q, m);  // P (P_{it-1} ... P0)
       if (!last) std::swap(q, r);
     }
     k.matmul(y, a, x, m, n, m, false, false, 0.0f);  // X = (P_{steps-1} ... P0) X0

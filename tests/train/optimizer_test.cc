@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/buffer.h"
+#include "backends/ref/ops_ref.h"
 #include "core/rng.h"
 #include "model/params.h"
 #include "optim/optimizer.h"
@@ -120,22 +124,75 @@ TEST(Optimizer, NewtonSchulzMatchesThePlainIterationInDouble) {
 // missing product is O(1).
 TEST(Optimizer, Bf16NewtonSchulzMatchesThePlainIterationInDouble) {
   // Both choices for long matrices, whatever this CPU has: the Gram iteration, and the plain one
-  // that a backend with bf16 matrix tiles runs.
-  for (bool tiles : {false, true})
-    for (auto [m, n] : {std::pair<int64_t, int64_t>{40, 40}, {130, 130}, {40, 100}, {130, 300}})
-      for (int steps : {1, 2, 5}) {
-        const std::vector<double> x0 = test::randn(size_t(m * n), 32);
-        const std::vector<double> want = newton_schulz_double(x0, m, n, steps);
-        std::vector<float> x = test::to_f32(x0), a(size_t(m * m)), b(size_t(m * m));
-        KernelTable k = cpu_kernels();
-        k.bf16_matrix_tiles = tiles;
-        NewtonSchulzBf16 ns;
-        ns.run(k, x.data(), a.data(), b.data(), m, n, steps);
-        const bool gram = newton_schulz_bf16_on_gram(k, m, n);
-        EXPECT_EQ(gram, !tiles && n >= 2 * m);
-        EXPECT_LT(test::rel_err(test::to_f64(x.data(), x.size()), want), gram ? 2e-2 : 4e-2)
-            << m << " x " << n << ", " << steps << " steps" << (gram ? " (Gram iteration)" : "");
+  // that a backend with bf16 matrix tiles runs. One thread takes the symmetric products' triangles.
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2})
+    for (bool tiles : {false, true})
+      for (auto [m, n] : {std::pair<int64_t, int64_t>{40, 40}, {130, 130}, {40, 100}, {130, 300}})
+        for (int steps : {1, 2, 5}) {
+          omp_set_num_threads(threads);
+          const std::vector<double> x0 = test::randn(size_t(m * n), 32);
+          const std::vector<double> want = newton_schulz_double(x0, m, n, steps);
+          std::vector<float> x = test::to_f32(x0), a(size_t(m * m)), b(size_t(m * m));
+          KernelTable k = cpu_kernels();
+          k.bf16_matrix_tiles = tiles;
+          NewtonSchulzBf16 ns;
+          ns.run(k, x.data(), a.data(), b.data(), m, n, steps);
+          const bool gram = newton_schulz_bf16_on_gram(k, m, n);
+          EXPECT_EQ(gram, !tiles && n >= 2 * m);
+          EXPECT_LT(test::rel_err(test::to_f64(x.data(), x.size()), want), gram ? 2e-2 : 4e-2)
+              << m << " x " << n << ", " << steps << " steps, " << threads << " threads"
+              << (gram ? " (Gram iteration)" : "");
+        }
+  omp_set_num_threads(saved);
+}
+
+// The Gram iteration's products of commuting symmetric matrices (P G, P Q) against the whole
+// product in double, on one thread (the upper triangle by block rows, spread out and mirrored)
+// and two (the whole product), on sizes that split unevenly into block rows. The inputs are
+// G = S + S^T and P = I + G / 4 + G G / 16, which commute. fp32 lands at ~1e-7; bf16 rounds P
+// and G, whose rounded copies commute only to bf16 precision (measured ~3e-3). A block row
+// missing, misplaced or not mirrored is O(1).
+TEST(Optimizer, SymmetricProductMatchesTheWholeProduct) {
+  const KernelTable& k = cpu_kernels();
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2})
+    for (int64_t m : {1, 5, 37, 130, 257}) {
+      omp_set_num_threads(threads);
+      const std::vector<double> s = test::randn(size_t(m * m), 40, 0.5 / std::sqrt(double(m)));
+      std::vector<double> g(size_t(m * m)), p(size_t(m * m)), want(size_t(m * m));
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < m; ++j) g[i * m + j] = s[i * m + j] + s[j * m + i];
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < m; ++j) {
+          double gg = 0;
+          for (int64_t l = 0; l < m; ++l) gg += g[i * m + l] * g[l * m + j];
+          p[i * m + j] = (i == j ? 1.0 : 0.0) + g[i * m + j] / 4 + gg / 16;
+        }
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < m; ++j) {
+          double acc = 0;
+          for (int64_t l = 0; l < m; ++l) acc += p[i * m + l] * g[l * m + j];
+          want[i * m + j] = acc;
+        }
+      const std::vector<float> pf = test::to_f32(p), gf = test::to_f32(g);
+      std::vector<float> c(size_t(m * m), -7.0f);
+      symmetric_product(k, c.data(), pf.data(), gf.data(), m);
+      EXPECT_LT(test::rel_err(test::to_f64(c.data(), c.size()), want), 1e-5) << "fp32, m " << m << ", " << threads
+                                                                              << " threads";
+      std::vector<uint16_t> ph(pf.size()), gh(gf.size());
+      ref::to_bf16(ph.data(), pf.data(), m * m);
+      ref::to_bf16(gh.data(), gf.data(), m * m);
+      std::fill(c.begin(), c.end(), -7.0f);
+      symmetric_product_bf16(k, c.data(), ph.data(), gh.data(), m);
+      EXPECT_LT(test::rel_err(test::to_f64(c.data(), c.size()), want), 1.5e-2) << "bf16, m " << m << ", " << threads
+                                                                                << " threads";
+      if (threads == 1) {  // mirrored: exactly symmetric
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < i; ++j) ASSERT_EQ(c[i * m + j], c[j * m + i]) << i << ", " << j;
       }
+    }
+  omp_set_num_threads(saved);
 }
 
 // The backend's one-op bf16 Newton-Schulz (AMX here) against the iteration NewtonSchulzBf16
