@@ -136,7 +136,7 @@ void run_bench(const BenchFlags& f) {
   auto time_median = [&f](const std::function<void()>& fn) { return time_calls(fn, f.quick); };
   // Other processes can only lower a measured peak: keep the best of several short tries.
   double fma = 0, pbf16 = 0, triad = 0, amx_loaded = 0;
-  // The compute peaks are measured again before each model's steps (see below), so a busy moment
+  // The compute peaks are measured again after each model's steps (see below), so a busy moment
   // here cannot make a later MFU look better than it is.
   auto measure_compute_peaks = [&] {
     fma = std::max(fma, avx512 ? cpu::peak_fma_avx512_gflops(0.15) : cpu::peak_fma_avx2_gflops(0.15));
