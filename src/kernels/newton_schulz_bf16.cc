@@ -3,12 +3,12 @@
 
 #include <omp.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
 
 #include "core/check.h"
+#include "kernels/upper_triangle.h"
 
 namespace nt {
 
@@ -18,27 +18,19 @@ void newton_schulz_poly(const KernelTable& k, float* b, const float* a, int64_t 
 }
 
 namespace {
-constexpr int64_t kSymmetricBlockRows = 4;  // 62.5 % of the FLOPs; 2 and 3 measured slower
-
-// Block row [i0, i0 + rows) of the upper triangle, C[i0:, i0:m] = A[i0:, :] B[:, i0:m], where
+// The upper triangle's block row [i0, i0 + rows), C[i0:, i0:m] = A[i0:, :] B[:, i0:m], where
 // B[:, i0:m] = B[i0:m, :]^T (B is symmetric): a product over contiguous rows, whose compact
 // (rows, m - i0) result the caller's gemm writes at c + i0 m and which is spread out here to
 // C's row stride in place (last row first: each row's place lies at or past where it was).
 template <class Gemm>
 void symmetric_upper(float* c, int64_t m, Gemm&& gemm) {
-  const int64_t bs = (m + kSymmetricBlockRows - 1) / kSymmetricBlockRows;
-  for (int64_t i0 = 0; i0 < m; i0 += bs) {
-    const int64_t rows = std::min(bs, m - i0), w = m - i0;
-    gemm(i0, rows, w);
+  for_each_upper_block_row(m, [&](int64_t i0, int64_t rows) {
+    const int64_t w = m - i0;
+    gemm(i0, rows);
     for (int64_t j = rows - 1; j >= 0; --j)
       std::memmove(c + (i0 + j) * m + i0, c + i0 * m + j * w, size_t(w) * sizeof(float));
-  }
-  // The lower triangle from the upper, in 32 x 32 tiles (column reads stay within a few lines).
-  constexpr int64_t kTile = 32;
-  for (int64_t i0 = 0; i0 < m; i0 += kTile)
-    for (int64_t j0 = 0; j0 <= i0; j0 += kTile)
-      for (int64_t i = i0; i < std::min(m, i0 + kTile); ++i)
-        for (int64_t j = j0; j < std::min(i, j0 + kTile); ++j) c[i * m + j] = c[j * m + i];
+  });
+  mirror_upper_triangle(c, m);
 }
 
 bool one_thread() { return omp_get_max_threads() == 1; }
@@ -46,15 +38,15 @@ bool one_thread() { return omp_get_max_threads() == 1; }
 
 void symmetric_product(const KernelTable& k, float* c, const float* a, const float* b, int64_t m) {
   if (!one_thread()) return k.matmul(c, a, b, m, m, m, false, false, 0.0f);
-  symmetric_upper(c, m, [&](int64_t i0, int64_t rows, int64_t w) {
-    k.matmul(c + i0 * m, a + i0 * m, b + i0 * m, rows, w, m, false, true, 0.0f);
+  symmetric_upper(c, m, [&](int64_t i0, int64_t rows) {
+    k.matmul(c + i0 * m, a + i0 * m, b + i0 * m, rows, m - i0, m, false, true, 0.0f);
   });
 }
 
 void symmetric_product_bf16(const KernelTable& k, float* c, const uint16_t* a, const uint16_t* b, int64_t m) {
   if (!one_thread()) return k.matmul_bf16(c, a, b, m, m, m, false, false, 0.0f);
-  symmetric_upper(c, m, [&](int64_t i0, int64_t rows, int64_t w) {
-    k.matmul_bf16(c + i0 * m, a + i0 * m, b + i0 * m, rows, w, m, false, true, 0.0f);
+  symmetric_upper(c, m, [&](int64_t i0, int64_t rows) {
+    k.matmul_bf16(c + i0 * m, a + i0 * m, b + i0 * m, rows, m - i0, m, false, true, 0.0f);
   });
 }
 

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/upper_triangle.h"
+
 namespace nt::cpu {
 
 // Per-thread scratch kept across calls (OpenMP's pool threads persist), so a kernel neither
@@ -31,9 +33,8 @@ bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, in
 // The Gram product C = X X^T (a == b, B transposed, beta 0; Muon's Newton-Schulz, whose A A is
 // A A^T too, A being symmetric) is symmetric: only the upper triangle is multiplied, by block
 // rows (62.5 % of the FLOPs with 4 block rows), and mirrored. is_gram says whether a call
-// qualifies (gains); for_each_gram_block_row calls gemm(i0, rows) for
-// C[i0:i0+rows, i0:m] = X[i0:i0+rows] X[i0:m]^T; mirror_upper_triangle copies the strict upper
-// triangle below the diagonal. matmul_cpu.cc says when fp32 takes the whole product anyway.
+// qualifies (gains); kernels/upper_triangle.h has the block rows,
+// C[i0:i0+rows, i0:m] = X[i0:i0+rows] X[i0:m]^T, and the mirror. matmul_cpu.cc says when fp32 takes the whole product anyway.
 inline bool is_gram(const void* a, const void* b, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float beta) {
   // Threaded, only long products (k >= 2m) gain: the block rows split between threads run less
   // efficiently than one GEMM, which outweighed the saved FLOPs on square X (Newton-Schulz x5 on
@@ -43,13 +44,6 @@ inline bool is_gram(const void* a, const void* b, bool ta, bool tb, int64_t m, i
   // bf16 Newton-Schulz 5 % faster on the squares and the same on the long ones.
   return a == b && !ta && tb && m == n && beta == 0.0f && m >= 128 && (k >= 2 * m || omp_get_max_threads() == 1);
 }
-template <class Gemm>
-void for_each_gram_block_row(int64_t m, Gemm&& gemm) {
-  constexpr int64_t kBlocks = 4;
-  const int64_t bs = (m + kBlocks - 1) / kBlocks;
-  for (int64_t i0 = 0; i0 < m; i0 += bs) gemm(i0, bs < m - i0 ? bs : m - i0);
-}
-void mirror_upper_triangle(float* c, int64_t m);
 void rmsnorm_fwd(float* out, float* rstd, const float* inp, int64_t rows, int64_t dim, float eps);
 void rmsnorm_bwd(float* dinp, const float* dout, const float* out, const float* rstd, int64_t rows, int64_t dim, bool acc);
 void rope_fwd(float* x, const float* cos, const float* sin, int64_t b, int64_t t, int64_t h, int64_t d);

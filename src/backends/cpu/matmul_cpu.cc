@@ -15,7 +15,6 @@
 // the primitive from m >= 2 n (a whole depth-8 fp32 step 5 % faster there).
 #include <dnnl.h>
 
-#include <algorithm>
 
 #include "backends/cpu/cpu_ops.h"
 #include "core/check.h"
@@ -38,7 +37,7 @@ void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int6
     // Threaded, the whole product through the matmul primitive (faster, see above); on one
     // thread, or where oneDNN has no jit for it, sgemm on the block upper triangle.
     if (omp_get_max_threads() == 1 || !matmul_f32_brgemm(c, n, a, b, m, n, k, ta, tb, beta))
-      for_each_gram_block_row(m, [&](int64_t i0, int64_t rows) {
+      for_each_upper_block_row(m, [&](int64_t i0, int64_t rows) {
         sgemm('N', 'T', rows, m - i0, k, a + i0 * k, k, a + i0 * k, k, 0.0f, c + i0 * m + i0, m);
       });
     mirror_upper_triangle(c, m);  // exactly symmetric either way
@@ -48,25 +47,6 @@ void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int6
   if (ta && !tb && m >= 2 * n && matmul_f32_brgemm(c, n, a, b, m, n, k, ta, tb, beta)) return;
   const dnnl_dim_t lda = ta ? m : k, ldb = tb ? k : n;
   sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, a, lda, b, ldb, beta, c, n);
-}
-
-// The diagonal blocks are mirrored too, so the result is exactly symmetric whatever order the
-// GEMM summed in.
-//
-// In 32 x 32 blocks: row by row, each element read came from a different cache line (C's rows are
-// m floats apart), and Newton-Schulz's 512 x 512 mirrors took about 2 % of a depth-8 bf16 step.
-void mirror_upper_triangle(float* c, int64_t m) {
-  constexpr int64_t kBlock = 32;
-  const int64_t blocks = (m + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t bi = 0; bi < blocks; ++bi) {
-    const int64_t i0 = bi * kBlock, i1 = std::min(m, i0 + kBlock);
-    for (int64_t j0 = 0; j0 <= i0; j0 += kBlock)  // block (bi, bj) of the lower triangle from (bj, bi)
-      for (int64_t i = i0; i < i1; ++i) {
-        float* dst = c + i * m;
-        for (int64_t j = j0, j1 = std::min(i, j0 + kBlock); j < j1; ++j) dst[j] = c[j * m + i];
-      }
-  }
 }
 
 }  // namespace nt::cpu

@@ -202,7 +202,7 @@ void matmul_bf16_onednn(float* c, const uint16_t* a, const uint16_t* b, int64_t 
     return;
   }
   if (is_gram(a, b, ta, tb, m, n, k, beta)) {
-    for_each_gram_block_row(m, [&](int64_t i0, int64_t rows) {
+    for_each_upper_block_row(m, [&](int64_t i0, int64_t rows) {
       run(get_prim(rows, m - i0, k, false, true, 0.0f, false, m), a + i0 * k, a + i0 * k, c + i0 * m + i0);
     });
     mirror_upper_triangle(c, m);
