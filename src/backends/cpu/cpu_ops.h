@@ -34,7 +34,8 @@ bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, in
 // A A^T too, A being symmetric) is symmetric: only the upper triangle is multiplied, by block
 // rows (62.5 % of the FLOPs with 4 block rows), and mirrored. is_gram says whether a call
 // qualifies (gains); kernels/upper_triangle.h has the block rows,
-// C[i0:i0+rows, i0:m] = X[i0:i0+rows] X[i0:m]^T, and the mirror. matmul_cpu.cc says when fp32 takes the whole product anyway.
+// C[i0:i0+rows, i0:m] = X[i0:i0+rows] X[i0:m]^T, and the mirror. matmul_cpu.cc says when fp32
+// takes the whole product anyway.
 inline bool is_gram(const void* a, const void* b, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float beta) {
   // Threaded, only long products (k >= 2m) gain: the block rows split between threads run less
   // efficiently than one GEMM, which outweighed the saved FLOPs on square X (Newton-Schulz x5 on

@@ -15,7 +15,6 @@
 // the primitive from m >= 2 n (a whole depth-8 fp32 step 5 % faster there).
 #include <dnnl.h>
 
-
 #include "backends/cpu/cpu_ops.h"
 #include "core/check.h"
 
