@@ -139,10 +139,9 @@ void run_bench(const BenchFlags& f) {
   // The compute peaks are measured again after each model's steps (see below), so a busy moment
   // here cannot make a later MFU look better than it is.
   auto measure_compute_peaks = [&] {
-    fma = std::max(fma, avx512 ? cpu::peak_fma_avx512_gflops(0.15) : cpu::peak_fma_avx2_gflops(0.15));
+    fma = std::max(fma, cpu::measure_compute_peak(false, 0.15, 1).gflops);
     // With AMX the tiles are the bf16 peak (the bf16 GEMMs and the attention run on them).
-    pbf16 = std::max(pbf16, amx ? cpu::peak_bf16_amx_gflops(0.15) : bf16 ? cpu::peak_bf16_avx512_gflops(0.15) : 0.0);
-    if (!bf16) pbf16 = fma;
+    pbf16 = bf16 ? std::max(pbf16, cpu::measure_compute_peak(true, 0.15, 1).gflops) : fma;
   };
   for (int i = 0; i < (f.quick ? 1 : 3); ++i) {
     if (amx) amx_loaded = std::max(amx_loaded, cpu::peak_bf16_amx_loaded_gflops(0.15));

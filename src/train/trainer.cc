@@ -198,20 +198,16 @@ TrainSummary run_training(const TrainConfig& given) {
   cfg.run_dir = run_dir;  // checkpoints record where they belong
   make_dirs(run_dir);
   const std::string tok_spec = tok.save_to_dir(run_dir);
-  // MFU peaks measured on the development machine (PERF.md); `nanotrain bench` measures yours.
-  // AMX tiles have no such figure (and run bf16 several times faster than dot products): with
-  // them the bf16 peak is measured here, best of three short tries, before the clock starts.
+  // MFU is against the compute peak of this run's precision on this CPU, measured here before the
+  // clock starts (best of three short tries, 0.1 s in all): an assumed figure would be one
+  // machine's, and AVX-512 cores of different generations differ by 2x in it.
   const bool bf16 = prec == Precision::kBf16;
-  const bool amx_peak = cfg.peak_gflops <= 0 && bf16 && cfg.device == "cpu" && cpu_features().amx_bf16;
-  double amx_gflops = 0;
-  for (int i = 0; amx_peak && i < 3; ++i) amx_gflops = std::max(amx_gflops, cpu::peak_bf16_amx_gflops(0.03));
-  const double peak_gflops = cfg.peak_gflops > 0 ? cfg.peak_gflops
-                             : amx_peak          ? amx_gflops
-                                                 : (bf16 ? 480.0 : 245.0) * threads;
+  cpu::ComputePeak measured;
+  if (cfg.peak_gflops <= 0) measured = cpu::measure_compute_peak(bf16, 0.03, 3);
+  const double peak_gflops = cfg.peak_gflops > 0 ? cfg.peak_gflops : measured.gflops;
   const std::string peak_source = cfg.peak_gflops > 0 ? "--peak-gflops"
-                                  : amx_peak ? "measured now: " + std::to_string(int(amx_gflops)) + " GFLOP/s (AMX bf16 tiles)"
-                                  : bf16     ? "assumed 480 GFLOP/s per thread (AVX-512-BF16 dot products)"
-                                             : "assumed 245 GFLOP/s per thread (fp32 AVX-512 FMA)";
+                                                      : "measured now: " + std::to_string(int(std::lround(measured.gflops))) +
+                                                            " GFLOP/s (" + measured.unit + ")";
   nlohmann::json config_json = {
       {"program", "nanotrain"}, {"version", NT_VERSION}, {"model", mc.to_json()}, {"optimizer", oc.to_json()},
       {"schedule", {{"warmup_frac", cfg.schedule.warmup_frac}, {"warmdown_frac", cfg.schedule.warmdown_frac},

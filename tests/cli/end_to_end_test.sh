@@ -38,6 +38,9 @@ for k in val_bpb train_seconds steps tokens_trained params_total params_matmul t
   preset budget_overshoot_seconds; do
   check "summary has $k" "json '$TMP/run/summary.json' \"['$k']\" >/dev/null 2>&1"
 done
+# MFU is against a peak measured on this machine, for the run's dtype, unless --peak-gflops says.
+src=$(json "$TMP/run/summary.json" "['peak_source']")
+check "the MFU's peak was measured here ($src)" "$PY -c 'import json,sys; s=json.load(open(\"$TMP/run/summary.json\")); sys.exit(not (s[\"peak_source\"].startswith(\"measured now: \") and s[\"peak_gflops\"] > 1))'"
 bpb=$(json "$TMP/run/summary.json" "['val_bpb']")
 check "val_bpb after 8s on real text is far below 8 (got $bpb)" "$PY -c 'import sys; sys.exit(not (0 < $bpb < 4.0))'"
 over=$(json "$TMP/run/summary.json" "['budget_overshoot_seconds']")
@@ -88,10 +91,13 @@ expect_error "train_bench.py without a data folder" "nope/data.json" $PY "$SRC/t
 
 # --- step-count runs are deterministic
 "$NT" train --data "$TMP/data" --preset tiny --steps 4 --run-dir "$TMP/s1" --sample-tokens 0 --quiet >/dev/null
-"$NT" train --data "$TMP/data" --preset tiny --steps 4 --run-dir "$TMP/s2" --sample-tokens 0 --quiet >/dev/null
+"$NT" train --data "$TMP/data" --preset tiny --steps 4 --run-dir "$TMP/s2" --sample-tokens 0 --quiet \
+  --peak-gflops 1234 >/dev/null
 check "same seed, same threads: identical losses" \
   "[ -s '$TMP/s1/metrics.jsonl' ] && [ \"\$(grep -o '\"loss\":[^,]*' '$TMP/s1/metrics.jsonl')\" = \"\$(grep -o '\"loss\":[^,]*' '$TMP/s2/metrics.jsonl')\" ]"
 check "--steps 4 ran 4 steps" "[ \"\$(json '$TMP/s1/summary.json' \"['steps']\")\" = 4 ]"
+check "--peak-gflops is the MFU's peak" \
+  "[ \"\$(json '$TMP/s2/summary.json' \"['peak_source']\")\" = --peak-gflops ] && [ \"\$(json '$TMP/s2/summary.json' \"['peak_gflops']\")\" = 1234.0 ]"
 
 # --- bad input: one line naming the flag or file, non-zero exit
 expect_error "unknown flag" "--no-such-flag" "$NT" train --no-such-flag

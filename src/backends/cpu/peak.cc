@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
-// The AVX2 FMA peak loop and the triad (the build floor).
+// The AVX2 FMA peak loop, the triad (the build floor), and the choice of peak loop for a
+// precision on this CPU.
 #include <immintrin.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
 #include "backends/cpu/peak.h"
 #include "core/buffer.h"
+#include "core/system.h"
 
 namespace nt::cpu {
 
@@ -43,6 +46,19 @@ double peak_fma_avx2_gflops(double seconds) {
     total += double(iters) * 12 * 8 * 2 / dt * 1e-9 + (out[0] == 12345.0f ? 1e-9 : 0.0);
   }
   return total;
+}
+
+ComputePeak measure_compute_peak(bool bf16, double seconds, int tries) {
+  const CpuFeatures cf = cpu_features();
+  const bool avx512 = cf.avx512f && cf.avx512bw, dot = avx512 && cf.avx512bf16, amx = dot && cf.amx_bf16;
+  ComputePeak peak;
+  double (*loop)(double) = nullptr;
+  if (bf16 && amx) loop = peak_bf16_amx_gflops, peak.unit = "AMX bf16 tiles";
+  else if (bf16 && dot) loop = peak_bf16_avx512_gflops, peak.unit = "AVX-512-BF16 dot products";
+  else if (avx512) loop = peak_fma_avx512_gflops, peak.unit = "fp32 AVX-512 FMA";
+  else loop = peak_fma_avx2_gflops, peak.unit = "fp32 AVX2 FMA";
+  for (int i = 0; i < tries; ++i) peak.gflops = std::max(peak.gflops, loop(seconds));
+  return peak;
 }
 
 double triad_gbs(int64_t n, int reps) {

@@ -20,6 +20,15 @@ double peak_bf16_amx_gflops(double seconds);
 // The same with every step's four operand tiles loaded from L1 (2 x 2 accumulator tiles): the
 // bound of any GEMM on tiles where loading a tile costs more than multiplying one.
 double peak_bf16_amx_loaded_gflops(double seconds);
+// The compute peak a run in bf16 or fp32 can reach on this CPU, measured now: the best of
+// `tries` runs of `seconds` each (other processes can only lower it). bf16: the AMX tiles, else
+// AVX-512-BF16 dot products, else the fp32 FMA peak (bf16 GEMMs then run on the fp32 units).
+// fp32: AVX-512 FMA, else AVX2 FMA. `unit` names what was measured, for the MFU's label.
+struct ComputePeak {
+  double gflops = 0;
+  const char* unit = "";
+};
+ComputePeak measure_compute_peak(bool bf16, double seconds, int tries);
 // a[i] = b[i] + s * c[i] over arrays far larger than the caches: GB/s (3 x 4 bytes per i).
 double triad_gbs(int64_t n, int reps);
 
