@@ -366,6 +366,7 @@ void run_bench(const BenchFlags& f) {
     }
     report("muon momentum (F*C)", time_median([&] { k.nesterov(d.data(), e.data(), a.data(), F * C, 0.95f); }),
            16.0 * F * C, false, triad);
+    report("transpose (F,C)", time_median([&] { k.transpose(d.data(), a.data(), F, C); }), 8.0 * F * C, false, triad);
     report("axpby (F*C)", time_median([&] { k.axpby(d.data(), a.data(), F * C, 0.5f, 0.5f); }), 12.0 * F * C, false,
            triad);
     report("sum of squares (F*C)", time_median([&] { (void)k.sum_squares(a.data(), F * C); }), 4.0 * F * C, false,

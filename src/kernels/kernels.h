@@ -81,6 +81,9 @@ struct KernelTable {
   // Muon's momentum and Nesterov update in one pass: buf = mom buf + (1 - mom) g, then
   // u = mom buf + (1 - mom) g with the new buf.
   void (*nesterov)(float* u, float* buf, const float* g, int64_t n, float mom);
+  // dst (cols, rows) = src (rows, cols) transposed: Muon's tall matrices into the (rows <= cols)
+  // layout its Newton-Schulz takes, and back.
+  void (*transpose)(float* dst, const float* src, int64_t rows, int64_t cols);
   // Sum of squares, accumulated in double.
   double (*sum_squares)(const float* x, int64_t n);
 

@@ -175,21 +175,6 @@ void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b,
   if (cur != x) std::memcpy(x, cur, size_t(m * n) * sizeof(float));
 }
 
-// In 32 x 32 tiles: a row-at-a-time transpose writes every element to a different cache line
-// (and, for a 2048-row matrix, a different page), which made it cost as much as the momentum.
-static void transpose(float* dst, const float* src, int64_t rows, int64_t cols) {
-  constexpr int64_t kTile = 32;
-#pragma omp parallel
-  {
-    profile::WorkZone work("transpose");
-#pragma omp for collapse(2) schedule(static) nowait
-    for (int64_t i0 = 0; i0 < rows; i0 += kTile)
-      for (int64_t j0 = 0; j0 < cols; j0 += kTile)
-        for (int64_t j = j0; j < std::min(cols, j0 + kTile); ++j)
-          for (int64_t i = i0; i < std::min(rows, i0 + kTile); ++i) dst[j * rows + i] = src[i * cols + j];
-  }
-}
-
 namespace {
 // A profiler zone of the thread that drives the step, or a trace slice on another thread's
 // track: the table counts the main thread's share of the side-by-side work, which takes about
@@ -229,7 +214,7 @@ void Optimizer::muon_update(MuonScratch& sc, float* p, const float* g, float* bu
   if (!done) {
     if (tall) {
       MuonZone zone(main_thread, profile::kMuon, "muon momentum");
-      transpose(sc.x.data(), sc.y.data(), rows, cols);
+      k_.transpose(sc.x.data(), sc.y.data(), rows, cols);
     }
     {
       MuonZone zone(main_thread, profile::kNewtonSchulz, "newton-schulz");
@@ -239,7 +224,7 @@ void Optimizer::muon_update(MuonScratch& sc, float* p, const float* g, float* bu
     upd = sc.x.data();
     if (tall) {
       MuonZone zone(main_thread, profile::kMuon, "muon momentum");
-      transpose(sc.y.data(), sc.x.data(), cols, rows);
+      k_.transpose(sc.y.data(), sc.x.data(), cols, rows);
       upd = sc.y.data();
     }
   }

@@ -836,6 +836,25 @@ TEST(KernelParity, AttentionBf16) {
     }
 }
 
+// The transpose of Muon's tall matrices: exact, on shapes with and without whole 8 x 8 blocks
+// and 64-column tasks, on one thread (as Muon's side-by-side lists run it) and on all.
+TEST(KernelParity, Transpose) {
+  const int saved = omp_get_max_threads();
+  for (int threads : {saved, 1}) {
+    omp_set_num_threads(threads);
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {1, 9}, {9, 1}, {7, 13}, {8, 8}, {16, 64}, {65, 130},
+                              {129, 70}, {300, 77}}) {
+      const std::vector<float> src = to_f32(randn(rows * cols, 97));
+      std::vector<float> want(src.size()), got(src.size() + 1, 7.f);
+      ref::transpose(want.data(), src.data(), rows, cols);
+      cpu.transpose(got.data(), src.data(), rows, cols);
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << rows << "x" << cols << " threads " << threads;
+      EXPECT_EQ(got.back(), 7.f) << "wrote past the end: " << rows << "x" << cols;
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
 // The optimizer's elementwise kernels: AdamW, axpby, sum of squares, Nesterov momentum.
 TEST(KernelParity, OptimizerElementwise) {
   const int64_t n = 777;

@@ -60,38 +60,10 @@ inline int64_t key_span(int64_t T, int64_t D, int64_t pair_bytes, int64_t elem_b
   return span >= T ? T : span;
 }
 
-// dst (cols x rows) = src (rows x cols) transposed, 32-bit elements (bf16 pairs or floats);
-// 8 x 8 blocks through registers, scalar edges. The blocks go along dst's rows, so that each of
-// its lines is written whole before the next (dK and dV are transposed straight into the
-// gradient tensors, whose rows are far apart: written a half line at a time, column block by
-// column block, those transposes took a quarter of the attention's backward).
+// dst (cols x rows) = src (rows x cols) transposed, 32-bit elements (bf16 pairs or floats):
+// simd_avx2.h's transpose_32bit, named here beside the 64-bit one below.
 inline void transpose(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t lds, int64_t rows, int64_t cols) {
-  const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
-  for (int64_t j = 0; j < cols8; j += 8) {
-    for (int64_t i = 0; i < rows8; i += 8) {
-      __m256 r[8], t[8];
-      for (int e = 0; e < 8; ++e) r[e] = _mm256_loadu_ps(reinterpret_cast<const float*>(src + (i + e) * lds + j));
-      for (int e = 0; e < 8; e += 2) {
-        t[e] = _mm256_unpacklo_ps(r[e], r[e + 1]);
-        t[e + 1] = _mm256_unpackhi_ps(r[e], r[e + 1]);
-      }
-      for (int e = 0; e < 8; e += 4) {
-        r[e] = _mm256_shuffle_ps(t[e], t[e + 2], 0x44);
-        r[e + 1] = _mm256_shuffle_ps(t[e], t[e + 2], 0xee);
-        r[e + 2] = _mm256_shuffle_ps(t[e + 1], t[e + 3], 0x44);
-        r[e + 3] = _mm256_shuffle_ps(t[e + 1], t[e + 3], 0xee);
-      }
-      for (int e = 0; e < 4; ++e) {
-        t[e] = _mm256_permute2f128_ps(r[e], r[e + 4], 0x20);
-        t[e + 4] = _mm256_permute2f128_ps(r[e], r[e + 4], 0x31);
-      }
-      for (int e = 0; e < 8; ++e) _mm256_storeu_ps(reinterpret_cast<float*>(dst + (j + e) * ldd + i), t[e]);
-    }
-    for (int64_t e = 0; e < 8; ++e)
-      for (int64_t i = rows8; i < rows; ++i) dst[(j + e) * ldd + i] = src[i * lds + j + e];
-  }
-  for (int64_t j = cols8; j < cols; ++j)
-    for (int64_t i = 0; i < rows; ++i) dst[j * ldd + i] = src[i * lds + j];
+  transpose_32bit(dst, ldd, src, lds, rows, cols);
 }
 
 // The same for 64-bit elements (fp32 pairs): 4 x 4 blocks through registers, scalar edges.

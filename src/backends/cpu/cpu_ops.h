@@ -96,6 +96,7 @@ void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float l
                 float wd, float bc1, float bc2);
 void axpby(float* y, const float* x, int64_t n, float a, float b);
 void nesterov(float* u, float* buf, const float* g, int64_t n, float mom);
+void transpose(float* dst, const float* src, int64_t rows, int64_t cols);
 double sum_squares(const float* x, int64_t n);
 
 // Mixed precision (kernels.h contracts); the _avx512 variants need avx512f/bw/bf16.

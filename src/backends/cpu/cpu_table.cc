@@ -37,6 +37,7 @@ KernelTable make_cpu_table() {
       cpu::adamw_step,
       cpu::axpby,
       cpu::nesterov,
+      cpu::transpose,
       cpu::sum_squares,
       bf16 ? cpu::to_bf16_avx512 : cpu::to_bf16_avx2,
       bf16 ? cpu::to_bf16_rows_avx512 : cpu::to_bf16_rows_avx2,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Elementwise and small reduction ops: ReLU^2, embedding, AdamW, axpby, Nesterov momentum, sum of
-// squares.
-// All are memory-bound; each is a single pass over contiguous data.
+// squares, and the transpose of Muon's tall matrices.
+// All are memory-bound; each but the transpose is a single pass over contiguous data.
 #include <omp.h>
 
 #include <algorithm>
@@ -127,6 +127,21 @@ void nesterov(float* u, float* buf, const float* g, int64_t n, float mom) {
       u[i] = mom * buf[i] + (1.0f - mom) * g[i];
     }
   });
+}
+
+// 8 x 8 blocks through registers (transpose_32bit), 64 of src's columns (dst's rows) a task.
+// The scalar loop it replaces ran 32 x 32 tiles whose 32 rows, 2-8 KiB apart, fell into one L1
+// set: 2.4-3.0 ms for a 2048 x 512 matrix in Muon's step where this takes a fifth of that.
+void transpose(float* dst, const float* src, int64_t rows, int64_t cols) {
+  constexpr int64_t kCols = 64;
+#pragma omp parallel
+  {
+    profile::WorkZone work("transpose");
+#pragma omp for schedule(static) nowait
+    for (int64_t j0 = 0; j0 < cols; j0 += kCols)
+      transpose_32bit(reinterpret_cast<uint32_t*>(dst + j0 * rows), rows, reinterpret_cast<const uint32_t*>(src + j0),
+                      cols, rows, std::min(kCols, cols - j0));
+  }
 }
 
 double sum_squares(const float* x, int64_t n) {

@@ -114,5 +114,39 @@ inline __m128i pack_hi8(__m256i r) {
 inline __m128i bf16x8(__m256 x) { return pack_hi8(bf16_hi8(x)); }
 inline uint16_t bf16_1(float x) { return uint16_t(bf16_hi1(x) >> 16); }
 
+// dst (cols x rows) = src (rows x cols) transposed, 32-bit elements (floats, or bf16 pairs);
+// 8 x 8 blocks through registers, scalar edges. The blocks go along dst's rows, so that each of
+// its lines is written whole before the next (the attention's dK and dV went straight into the
+// gradient tensors, whose rows are far apart: written a half line at a time, column block by
+// column block, those transposes took a quarter of the attention's backward).
+inline void transpose_32bit(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t lds, int64_t rows, int64_t cols) {
+  const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
+  for (int64_t j = 0; j < cols8; j += 8) {
+    for (int64_t i = 0; i < rows8; i += 8) {
+      __m256 r[8], t[8];
+      for (int e = 0; e < 8; ++e) r[e] = _mm256_loadu_ps(reinterpret_cast<const float*>(src + (i + e) * lds + j));
+      for (int e = 0; e < 8; e += 2) {
+        t[e] = _mm256_unpacklo_ps(r[e], r[e + 1]);
+        t[e + 1] = _mm256_unpackhi_ps(r[e], r[e + 1]);
+      }
+      for (int e = 0; e < 8; e += 4) {
+        r[e] = _mm256_shuffle_ps(t[e], t[e + 2], 0x44);
+        r[e + 1] = _mm256_shuffle_ps(t[e], t[e + 2], 0xee);
+        r[e + 2] = _mm256_shuffle_ps(t[e + 1], t[e + 3], 0x44);
+        r[e + 3] = _mm256_shuffle_ps(t[e + 1], t[e + 3], 0xee);
+      }
+      for (int e = 0; e < 4; ++e) {
+        t[e] = _mm256_permute2f128_ps(r[e], r[e + 4], 0x20);
+        t[e + 4] = _mm256_permute2f128_ps(r[e], r[e + 4], 0x31);
+      }
+      for (int e = 0; e < 8; ++e) _mm256_storeu_ps(reinterpret_cast<float*>(dst + (j + e) * ldd + i), t[e]);
+    }
+    for (int64_t e = 0; e < 8; ++e)
+      for (int64_t i = rows8; i < rows; ++i) dst[(j + e) * ldd + i] = src[i * lds + j + e];
+  }
+  for (int64_t j = cols8; j < cols; ++j)
+    for (int64_t i = 0; i < rows; ++i) dst[j * ldd + i] = src[i * lds + j];
+}
+
 }  // namespace
 }  // namespace nt::cpu

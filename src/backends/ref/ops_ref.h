@@ -237,6 +237,12 @@ void nesterov(T* u, T* buf, const T* g, int64_t n, T mom) {
 }
 
 template <class T>
+void transpose(T* dst, const T* src, int64_t rows, int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
+}
+
+template <class T>
 double sum_squares(const T* x, int64_t n) {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) s += double(x[i]) * double(x[i]);

@@ -48,6 +48,7 @@ const KernelTable& ref_kernels() {
       adamw_step<float>,
       axpby<float>,
       nesterov<float>,
+      transpose<float>,
       sum_squares<float>,
       ref::to_bf16,
       ref::to_bf16_rows,
