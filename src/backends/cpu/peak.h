@@ -20,8 +20,9 @@ double peak_bf16_amx_gflops(double seconds);
 // The same with every step's four operand tiles loaded from L1 (2 x 2 accumulator tiles): the
 // bound of any GEMM on tiles where loading a tile costs more than multiplying one.
 double peak_bf16_amx_loaded_gflops(double seconds);
-// The compute peak a run in bf16 or fp32 can reach on this CPU, measured now: the best of
-// `tries` runs of `seconds` each (other processes can only lower it). bf16: the AMX tiles, else
+// The compute peak a run in bf16 or fp32 can reach on this CPU, measured now: every thread's
+// best of `tries` runs of `seconds` each, the threads running side by side, summed (other
+// processes can only lower a try). bf16: the AMX tiles, else
 // AVX-512-BF16 dot products, else the fp32 FMA peak (bf16 GEMMs then run on the fp32 units).
 // fp32: AVX-512 FMA, else AVX2 FMA. `unit` names what was measured, for the MFU's label.
 struct ComputePeak {
