@@ -63,7 +63,7 @@ void add_train_command(CLI::App& app) {
   c->add_option("--sample-tokens", cfg->sample_tokens, "Tokens to sample at the end (0 = none)")->capture_default_str()->group(g);
   c->add_option("--sample-prompt", cfg->sample_prompt, "Prompt for the final sample")->capture_default_str()->group(g);
   c->add_option("--threads", cfg->threads, "Threads (0 = all cores)")->capture_default_str()->group(g);
-  c->add_option("--peak-gflops", cfg->peak_gflops, "Peak GFLOP/s used for MFU (default: measured before training, for the run's dtype)")->group(g);
+  c->add_option("--peak-gflops", cfg->peak_gflops, "Peak GFLOP/s used for MFU (default: measured on this CPU for the run's dtype, before and after training)")->group(g);
   c->add_flag("--quiet", cfg->quiet, "No progress output")->group(g);
   g = "Checkpoints and faults";
   c->add_option("--save-every", cfg->save_every, "Checkpoint every N steps or training-time duration (0 = end only)")->capture_default_str()->group(g);

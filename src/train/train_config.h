@@ -32,7 +32,7 @@ struct TrainConfig {
   int64_t eval_tokens = 0;         // 0 = the whole validation split
   int eval_batch_size = 0;         // 0 = batch_size
   int threads = 0;                 // 0 = every core this process may use
-  double peak_gflops = 0;          // 0 = measure the dtype's peak before training
+  double peak_gflops = 0;          // 0 = measure the dtype's peak (before and after training)
   int sample_tokens = 64;
   std::string sample_prompt = "The ";
   bool quiet = false;
