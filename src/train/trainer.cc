@@ -397,7 +397,7 @@ TrainSummary run_training(const TrainConfig& given) {
   }
   progress.finish();
   // Something on the machine can slow the tries before the first step (seen here: half the peak
-  // right after a run that wrote its checkpoints), never speed them up: the summary's MFU is
+  // in 3 of a dozen runs started back to back), never speed them up: the summary's MFU is
   // against the better of the two measurements.
   if (measure_peak) peak.gflops = std::max(peak.gflops, cpu::measure_compute_peak(bf16, 0.05, 3).gflops);
   run_eval();
