@@ -60,8 +60,11 @@ CpuFeatures cpu_features() {
     f.avx512bw = (b >> 30) & 1;
   }
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512bf16 = (a >> 5) & 1;
+  // NANOTRAIN_NO_AVX512=1 runs an AVX-512 machine as the AVX2 floor (tests and comparisons).
+  static const bool no_avx512 = std::getenv("NANOTRAIN_NO_AVX512") != nullptr;
+  if (no_avx512) f.avx512f = f.avx512bw = f.avx512bf16 = false;
   // NANOTRAIN_NO_AMX=1 keeps the AVX-512-BF16 paths on an AMX machine (to compare the two).
-  static const bool amx = !std::getenv("NANOTRAIN_NO_AMX") && amx_bf16_usable();
+  static const bool amx = !no_avx512 && !std::getenv("NANOTRAIN_NO_AMX") && amx_bf16_usable();
   f.amx_bf16 = amx && f.avx512bf16 && f.avx512bw;
   return f;
 }

@@ -25,7 +25,8 @@ void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int6
 // ldc; returns false, having done nothing, where oneDNN has only its reference implementation
 // for this CPU.
 // NANOTRAIN_NO_AMX (core/system.h) holds oneDNN to AVX-512-BF16 too, so that the whole program
-// runs as on a CPU without AMX. Called once, before oneDNN's first primitive (the table's build).
+// runs as on a CPU without AMX, and NANOTRAIN_NO_AVX512 to AVX2, as on the build floor. Called
+// once, before oneDNN's first primitive (the table's build).
 void limit_onednn_isa();
 bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
                        bool ta, bool tb, float beta);

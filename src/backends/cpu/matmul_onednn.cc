@@ -183,7 +183,8 @@ void run(Prim& p, const void* a, const void* b, void* c) {
 }  // namespace
 
 void limit_onednn_isa() {
-  if (std::getenv("NANOTRAIN_NO_AMX")) (void)dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core_bf16);
+  if (std::getenv("NANOTRAIN_NO_AVX512")) (void)dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx2);
+  else if (std::getenv("NANOTRAIN_NO_AMX")) (void)dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core_bf16);
 }
 
 bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
@@ -225,14 +226,20 @@ void matmul_bf16_widen(float* c, const uint16_t* a, const uint16_t* b, int64_t m
                        bool tb, float beta) {
   // Per calling thread (Muon calls from several at once); the loops' threads write through the
   // pointers, not the thread_local names, which would be their own empty vectors.
+  // One operand passed twice (the Gram product X X^T of Muon's Newton-Schulz) is widened once
+  // and passed twice, so that matmul takes its Gram path: the result exactly symmetric, as the
+  // AVX-512-BF16 and AMX paths give it.
+  const bool same = a == b && m * k == k * n;
   thread_local std::vector<float> a_wide, b_wide;
   a_wide.resize(size_t(m * k));
-  b_wide.resize(size_t(k * n));
-  float *af = a_wide.data(), *bf = b_wide.data();
+  b_wide.resize(same ? 0 : size_t(k * n));
+  float *af = a_wide.data(), *bf = same ? af : b_wide.data();
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < m * k; ++i) af[i] = ref::from_bf16_1(a[i]);
+  if (!same) {
 #pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < k * n; ++i) bf[i] = ref::from_bf16_1(b[i]);
+    for (int64_t i = 0; i < k * n; ++i) bf[i] = ref::from_bf16_1(b[i]);
+  }
   matmul(c, af, bf, m, n, k, ta, tb, beta);
 }
 
