@@ -204,11 +204,10 @@ TrainSummary run_training(const TrainConfig& given) {
   // generations differ by 2x in it (Zen 5 against Zen 4, Intel's AMX against its dot products).
   const bool bf16 = prec == Precision::kBf16;
   const bool measure_peak = cfg.peak_gflops <= 0;
-  cpu::ComputePeak peak{cfg.peak_gflops, "--peak-gflops"};
+  cpu::ComputePeak peak{cfg.peak_gflops, ""};
   if (measure_peak) peak = cpu::measure_compute_peak(bf16, 0.05, 3);
-  const double& peak_gflops = peak.gflops;
   auto peak_source = [&] {
-    return measure_peak ? strf("measured now: %.0f GFLOP/s (%s)", peak.gflops, peak.unit) : std::string(peak.unit);
+    return measure_peak ? strf("measured now: %.0f GFLOP/s (%s)", peak.gflops, peak.unit) : std::string("--peak-gflops");
   };
   nlohmann::json config_json = {
       {"program", "nanotrain"}, {"version", NT_VERSION}, {"model", mc.to_json()}, {"optimizer", oc.to_json()},
@@ -220,7 +219,7 @@ TrainSummary run_training(const TrainConfig& given) {
       {"total_batch_tokens", step_tokens}, {"grad_accum_steps", accum}, {"seed", cfg.seed}, {"packing", cfg.packing},
       {"eval_every", cfg.eval_every}, {"eval_tokens", cfg.eval_tokens}, {"eval_batch_size", eval_B},
       {"save_every", cfg.save_every}, {"keep_checkpoints", cfg.keep_checkpoints}, {"on_nan", cfg.on_nan},
-      {"threads", threads}, {"peak_gflops", peak_gflops}, {"flags", cfg.to_json()}};
+      {"threads", threads}, {"peak_gflops", peak.gflops}, {"flags", cfg.to_json()}};
   write_file_atomic((fs::path(run_dir) / "config.json").string(), config_json.dump(2) + "\n");
   progress.print("config: " + config_json.dump());
   const std::string metrics_path = (fs::path(run_dir) / "metrics.jsonl").string();
@@ -383,7 +382,7 @@ TrainSummary run_training(const TrainConfig& given) {
     ++step;
     last_loss = loss;
     const double tps = double(step_tokens) / dt;
-    const double mfu = tps * fpt / (peak_gflops * 1e9);
+    const double mfu = tps * fpt / (peak.gflops * 1e9);
     log_metric({{"type", "step"}, {"step", step}, {"loss", loss}, {"grad_norm", grad_norm}, {"lr_mult", lrm},
                 {"train_seconds", budget.used()}, {"step_seconds", dt}, {"tokens", step * step_tokens},
                 {"tokens_per_second", tps}, {"mfu", mfu}});
@@ -404,7 +403,7 @@ TrainSummary run_training(const TrainConfig& given) {
   if (last_saved_step != step) save();  // always a checkpoint at the end
   if (cfg.profile) {
     profile::enable(false);
-    progress.print(profile::report(fpt * double(step_tokens), peak_gflops, peak_source()));
+    progress.print(profile::report(fpt * double(step_tokens), peak.gflops, peak_source()));
     profile::write_trace((fs::path(run_dir) / "trace.json").string());
   }
 
@@ -442,8 +441,8 @@ TrainSummary run_training(const TrainConfig& given) {
       {"steps", step},
       {"tokens_trained", tokens},
       {"tokens_per_second", train_s > 0 ? double(tokens) / train_s : 0.0},
-      {"mfu", train_s > 0 ? double(tokens) / train_s * fpt / (peak_gflops * 1e9) : 0.0},
-      {"peak_gflops", peak_gflops},
+      {"mfu", train_s > 0 ? double(tokens) / train_s * fpt / (peak.gflops * 1e9) : 0.0},
+      {"peak_gflops", peak.gflops},
       {"peak_source", peak_source()},
       {"flops_per_token", fpt},
       {"params_total", n_params},
