@@ -207,7 +207,8 @@ TrainSummary run_training(const TrainConfig& given) {
   cpu::ComputePeak peak{cfg.peak_gflops, ""};
   if (measure_peak) peak = cpu::measure_compute_peak(bf16, 0.05, 3);
   auto peak_source = [&] {
-    return measure_peak ? strf("measured now: %.0f GFLOP/s (%s)", peak.gflops, peak.unit) : std::string("--peak-gflops");
+    if (!measure_peak) return std::string("--peak-gflops");
+    return strf("measured now: %.0f GFLOP/s (%s)", peak.gflops, peak.unit);
   };
   nlohmann::json config_json = {
       {"program", "nanotrain"}, {"version", NT_VERSION}, {"model", mc.to_json()}, {"optimizer", oc.to_json()},
