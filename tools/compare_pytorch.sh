@@ -17,14 +17,18 @@
 # Models: cpu = depth 4 / d 256 / 4 heads, d6 = 6 / 384 / 6, d8 = 8 / 512 / 8; head dim 64, T 256,
 # vocab 8192 (the default data). Environment: BATCH sequences a step (default 32: 8,192 tokens,
 # PERF.md's setting), STEPS (default 8; the first 2 are warm-up and not timed), NT (the binary,
-# default build/nanotrain), NT_DTYPE (bf16 | fp32, default: nanotrain's own choice), JSON=FILE
-# (also write the results as JSON), BUDGET (seconds of training for the val_bpb comparison,
-# default 120; 0 skips it).
+# default build/nanotrain), NT_DTYPE (bf16 | fp32, default: nanotrain's own choice), ROUNDS
+# (default 1: how many times to measure every model; the rounds interleave, round 1 of every
+# model, then round 2, so that a slow spell of a shared machine lands on both sides; the table
+# gives each column's median over the rounds and the ratio's median, with its range in the
+# rounds), JSON=FILE (also write the results as JSON, every round's figures too), BUDGET
+# (seconds of training for the val_bpb comparison, default 120; 0 skips it).
 # Needs the default data (build/nanotrain train makes it on first use) and /usr/bin/python3 with
 # torch (Debian python3-torch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=${BATCH:-32} STEPS=${STEPS:-8} BUDGET=${BUDGET:-120}
+B=${BATCH:-32} STEPS=${STEPS:-8} BUDGET=${BUDGET:-120} ROUNDS=${ROUNDS:-1}
+case "$ROUNDS" in '' | *[!0-9]* | 0) echo "compare_pytorch.sh: ROUNDS must be a whole number >= 1 (got '$ROUNDS')" >&2; exit 2 ;; esac
 NT=${NT:-build/nanotrain}
 dtype_flag=()
 [ -n "${NT_DTYPE:-}" ] && dtype_flag=(--dtype "$NT_DTYPE")
@@ -37,8 +41,6 @@ else
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-results=()
-declare -A pt_best_dtype
 PT_ENV=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=PASSIVE)
 shape_of() {  # prints DEPTH D_MODEL N_HEAD HEAD_DIM SEQ
   case "$1" in
@@ -57,36 +59,68 @@ s = [x for x in s if x.get("type") == "step"]
 print(round(statistics.median(x["tokens_per_second"] for x in s[2:])))
 PY
 }
-printf '%-22s %12s %12s %14s %8s\n' model "pytorch fp32" "pytorch bf16" "nanotrain" ratio
-for model in "${models[@]}"; do
-  shape=$(shape_of "$model")
-  read -r depth dm nh hd seq <<<"$shape"
-  # PyTorch on random tokens (throughput does not depend on their values), then nanotrain on the data.
-  pt=()
-  for dtype in fp32 bf16; do
-    r=$("${PT_ENV[@]}" /usr/bin/python3 tools/torch_ref/train_bench.py --depth "$depth" --d-model "$dm" --n-head "$nh" \
-        --head-dim "$hd" --seq-len "$seq" --vocab-size 8192 --batch-size "$B" --steps "$STEPS" --threads 2 \
-        --dtype "$dtype" | tail -1)
-    pt+=("$(/usr/bin/python3 -c "import json,sys; print(round(json.loads(sys.argv[1])['tokens_per_second']))" "$r")")
+for model in "${models[@]}"; do shape_of "$model" >/dev/null; done  # unknown names fail before any run
+raw="$out/throughput.jsonl"
+for round in $(seq "$ROUNDS"); do
+  for model in "${models[@]}"; do
+    read -r depth dm nh hd seq <<<"$(shape_of "$model")"
+    # PyTorch on random tokens (throughput does not depend on their values), then nanotrain on the data.
+    pt=()
+    for dtype in fp32 bf16; do
+      r=$("${PT_ENV[@]}" /usr/bin/python3 tools/torch_ref/train_bench.py --depth "$depth" --d-model "$dm" \
+          --n-head "$nh" --head-dim "$hd" --seq-len "$seq" --vocab-size 8192 --batch-size "$B" --steps "$STEPS" \
+          --threads 2 --dtype "$dtype" | tail -1)
+      pt+=("$(/usr/bin/python3 -c "import json,sys; print(round(json.loads(sys.argv[1])['tokens_per_second']))" "$r")")
+    done
+    run="$out/$depth-$dm-$round"
+    "$NT" train --preset cpu --depth "$depth" --d-model "$dm" --n-head "$nh" --head-dim "$hd" --seq-len "$seq" \
+      --batch-size "$B" --steps "$STEPS" --run-dir "$run" --sample-tokens 0 --eval-tokens 1 --quiet \
+      "${dtype_flag[@]}" >/dev/null
+    nt=$(median_steady "$run/metrics.jsonl")
+    dt=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['dtype'])" "$run/config.json")
+    echo "{\"round\": $round, \"model\": \"$model\", \"shape\": \"$depth/$dm/$nh/$hd/$seq\", \"depth\": $depth," \
+      "\"d_model\": $dm, \"n_head\": $nh, \"head_dim\": $hd, \"seq_len\": $seq, \"pytorch_fp32\": ${pt[0]}," \
+      "\"pytorch_bf16\": ${pt[1]}, \"nanotrain\": $nt, \"nanotrain_dtype\": \"$dt\"}" >>"$raw"
+    [ "$ROUNDS" -gt 1 ] && echo "  round $round/$ROUNDS $model: pytorch fp32 ${pt[0]}, bf16 ${pt[1]}, nanotrain $nt ($dt)" >&2
   done
-  "$NT" train --preset cpu --depth "$depth" --d-model "$dm" --n-head "$nh" --head-dim "$hd" --seq-len "$seq" \
-    --batch-size "$B" --steps "$STEPS" --run-dir "$out/$depth-$dm" --sample-tokens 0 --eval-tokens 1 --quiet \
-    "${dtype_flag[@]}" >/dev/null
-  nt=$(median_steady "$out/$depth-$dm/metrics.jsonl")
-  dt=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['dtype'])" "$out/$depth-$dm/config.json")
-  best=$((pt[0] > pt[1] ? pt[0] : pt[1]))
-  pt_best_dtype[$model]=$([ "${pt[0]}" -gt "${pt[1]}" ] && echo fp32 || echo bf16)
-  ratio=$(/usr/bin/python3 -c "print(f'{$nt / $best:.2f}')")
-  printf '%-22s %12s %12s %14s %7sx\n' "$model ($depth/$dm/$nh/$hd/$seq)" "${pt[0]}" "${pt[1]}" "$nt ($dt)" "$ratio"
-  results+=("{\"model\": \"$model\", \"depth\": $depth, \"d_model\": $dm, \"n_head\": $nh, \"head_dim\": $hd, \"seq_len\": $seq, \"batch_size\": $B, \"pytorch_fp32\": ${pt[0]}, \"pytorch_bf16\": ${pt[1]}, \"nanotrain\": $nt, \"nanotrain_dtype\": \"$dt\", \"ratio\": $ratio}")
 done
-echo "tokens/s, median of steps 3..$STEPS, $B x seq tokens a step; load average now: $(cut -d' ' -f1 /proc/loadavg)"
+# The table (medians over the rounds) and, for the val_bpb half, PyTorch's faster dtype per model.
+/usr/bin/python3 - "$raw" "$B" "$STEPS" "$ROUNDS" "$out/throughput.json" "$out/pt_best" <<'PY'
+import json, statistics, sys
+raw, batch, steps, rounds, json_out, best_out = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), *sys.argv[5:]
+rows = [json.loads(line) for line in open(raw)]
+med = lambda xs: statistics.median(xs)
+print(f"{'model':22} {'pytorch fp32':>12} {'pytorch bf16':>12} {'nanotrain':>14} {'ratio':>8}"
+      + ("   ratio range" if rounds > 1 else ""))
+results, best = [], []
+for model in dict.fromkeys(r["model"] for r in rows):
+    rs = [r for r in rows if r["model"] == model]
+    ratios = [r["nanotrain"] / max(r["pytorch_fp32"], r["pytorch_bf16"]) for r in rs]
+    fp32, bf16, nt = (round(med([r[key] for r in rs])) for key in ("pytorch_fp32", "pytorch_bf16", "nanotrain"))
+    ratio, first = round(med(ratios), 2), rs[0]
+    span = f"   {min(ratios):.2f}-{max(ratios):.2f}" if rounds > 1 else ""
+    label = model if model == first["shape"] else f"{model} ({first['shape']})"
+    print(f"{label:22} {fp32:12d} {bf16:12d} {str(nt) + ' (' + first['nanotrain_dtype'] + ')':>14}"
+          f" {ratio:7.2f}x{span}")
+    best.append(f"{model} {'fp32' if fp32 > bf16 else 'bf16'}")
+    results.append({"model": model, **{k: first[k] for k in ("depth", "d_model", "n_head", "head_dim", "seq_len")},
+                    "batch_size": batch, "pytorch_fp32": fp32, "pytorch_bf16": bf16, "nanotrain": nt,
+                    "nanotrain_dtype": first["nanotrain_dtype"], "ratio": ratio, "ratio_min": round(min(ratios), 2),
+                    "ratio_max": round(max(ratios), 2),
+                    "rounds": [{k: r[k] for k in ("pytorch_fp32", "pytorch_bf16", "nanotrain")} for r in rs]})
+json.dump(results, open(json_out, "w"))
+open(best_out, "w").write("\n".join(best) + "\n")
+print(f"tokens/s, median of steps 3..{steps}, {batch} x seq tokens a step"
+      + (f"; each figure the median of {rounds} interleaved rounds, ratio = median of the rounds' ratios"
+         if rounds > 1 else ""))
+PY
+echo "load average now: $(cut -d' ' -f1 /proc/loadavg)"
 
 bpb_json=null
 if [ "$BUDGET" != 0 ]; then
   model=${models[0]}
   read -r depth dm nh hd seq <<<"$(shape_of "$model")"
-  ptd=${pt_best_dtype[$model]:-bf16}
+  ptd=$(awk -v m="$model" '$1 == m { print $2 }' "$out/pt_best")
   echo
   echo "val_bpb after ${BUDGET} s of training, same data, $B x $seq tokens a step, model $model ($depth/$dm/$nh/$hd/$seq):"
   "$NT" train --preset cpu --depth "$depth" --d-model "$dm" --n-head "$nh" --head-dim "$hd" --seq-len "$seq" \
@@ -130,6 +164,6 @@ PY
   bpb_json=$(cat "$out/bpb.json")
 fi
 if [ -n "${JSON:-}" ]; then
-  (IFS=,; echo "{\"throughput\": [${results[*]}], \"val_bpb\": $bpb_json}") |
+  echo "{\"throughput\": $(cat "$out/throughput.json"), \"val_bpb\": $bpb_json}" |
     /usr/bin/python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin), indent=2))" >"$JSON"
 fi
