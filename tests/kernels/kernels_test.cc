@@ -18,6 +18,7 @@
 #include "core/check.h"
 #include "core/system.h"
 #include "kernels/kernels.h"
+#include "kernels/upper_triangle.h"
 #include "test_util.h"
 
 namespace nt {
@@ -850,6 +851,29 @@ TEST(KernelParity, Transpose) {
       cpu.transpose(got.data(), src.data(), rows, cols);
       EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << rows << "x" << cols << " threads " << threads;
       EXPECT_EQ(got.back(), 7.f) << "wrote past the end: " << rows << "x" << cols;
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
+// The mirror of symmetric products: below the diagonal becomes exactly the upper triangle's
+// transpose, the upper triangle and the diagonal stay; sizes around the 32-row blocks and the
+// 8 x 8 register blocks, on all threads and on one.
+TEST(KernelParity, MirrorUpperTriangle) {
+  const int saved = omp_get_max_threads();
+  for (int threads : {saved, 1}) {
+    omp_set_num_threads(threads);
+    for (int64_t m : {1, 2, 7, 9, 31, 32, 33, 64, 100, 257}) {
+      const std::vector<float> src = to_f32(randn(m * m, 98));
+      std::vector<float> got(src.size() + 1, 7.f);
+      std::copy(src.begin(), src.end(), got.begin());
+      mirror_upper_triangle(got.data(), m);
+      bool ok = true;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < m; ++j)
+          ok = ok && got[size_t(i * m + j)] == src[size_t(std::min(i, j) * m + std::max(i, j))];
+      EXPECT_TRUE(ok) << "m " << m << " threads " << threads;
+      EXPECT_EQ(got.back(), 7.f) << "wrote past the end: m " << m;
     }
   }
   omp_set_num_threads(saved);
