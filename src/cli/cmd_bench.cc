@@ -363,6 +363,11 @@ void run_bench(const BenchFlags& f) {
                fill_rand(x.data(), size_t(m * n), 11);
                ns.run(k, x.data(), ga.data(), gb.data(), m, n, 5);
              }), newton_schulz_flops(m, n, 5, newton_schulz_bf16_on_gram(k, m, n)), true, pbf16);
+      // The attention's square matrices (C x C), iterated plainly (the backend's one op where it has one).
+      report("muon newton-schulz x5 bf16 (C,C)", time_median([&] {
+               fill_rand(x.data(), size_t(m * m), 11);
+               ns.run(k, x.data(), ga.data(), gb.data(), m, m, 5);
+             }), newton_schulz_flops(m, m, 5), true, pbf16);
     }
     report("muon momentum (F*C)", time_median([&] { k.nesterov(d.data(), e.data(), a.data(), F * C, 0.95f); }),
            16.0 * F * C, false, triad);

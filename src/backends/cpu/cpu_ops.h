@@ -137,6 +137,9 @@ void matmul_bf16_relu2_tiles(float* c, const uint16_t* a, const uint16_t* b, int
 // KernelTable::newton_schulz_bf16 on AMX tiles (newton_schulz_amx.cc).
 bool newton_schulz_bf16_amx(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
                             int64_t n, int steps);
+// The same op on the AVX-512-BF16 register tile (newton_schulz_avx512.cc).
+bool newton_schulz_bf16_avx512(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
+                               int64_t n, int steps);
 // One row's to_bf16 on the calling thread (for ops that convert rows inside their own threads).
 void to_bf16_row_avx2(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_row_avx512(uint16_t* dst, const float* src, int64_t n);

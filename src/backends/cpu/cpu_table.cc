@@ -56,6 +56,8 @@ KernelTable make_cpu_table() {
     t.newton_schulz_bf16 = cpu::newton_schulz_bf16_amx, t.matmul_bf16_relu2 = cpu::matmul_bf16_relu2_tiles;
     t.packed_b_bf16_size = cpu::amx_packed_b_size, t.pack_b_bf16 = cpu::amx_pack_b;
     t.matmul_bf16_packed_b = cpu::matmul_bf16_packed_b_tiles;
+  } else if (bf16) {
+    t.newton_schulz_bf16 = cpu::newton_schulz_bf16_avx512;
   }
   return t;
 }
