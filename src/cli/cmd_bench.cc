@@ -352,22 +352,25 @@ void run_bench(const BenchFlags& f) {
     {
       // Muon on the MLP matrix (C x F after the transpose to rows <= cols), 5 iterations.
       const int64_t m = C, n = F;
-      Buffer<float> x{size_t(m * n)}, y{size_t(m * n)}, ga{size_t(m * m)}, gb{size_t(m * m)};
+      Buffer<float> x{size_t(m * n)}, y{size_t(m * n)}, ga{size_t(m * m)}, gb{size_t(m * m)}, x0{size_t(m * n)};
+      fill_rand(x0.data(), size_t(m * n), 11);  // each timed call starts from a copy (the iteration works in place)
       // The FLOPs both versions run (they iterate on the Gram matrix here: F = 4 C).
       report("muon newton-schulz x5 (C,F)", time_median([&] {
-               fill_rand(x.data(), size_t(m * n), 11);
+               std::copy_n(x0.data(), m * n, x.data());
                newton_schulz(k, x.data(), y.data(), ga.data(), gb.data(), m, n, 5);
              }), newton_schulz_flops(m, n, 5), true, fma);
       NewtonSchulzBf16 ns;
       report("muon newton-schulz x5 bf16 (C,F)", time_median([&] {
-               fill_rand(x.data(), size_t(m * n), 11);
+               std::copy_n(x0.data(), m * n, x.data());
                ns.run(k, x.data(), ga.data(), gb.data(), m, n, 5);
              }), newton_schulz_flops(m, n, 5, newton_schulz_bf16_on_gram(k, m, n)), true, pbf16);
-      // The attention's square matrices (C x C), iterated plainly (the backend's one op where it has one).
+      // The attention's square matrices (C x C), iterated plainly (the backend's one op where it
+      // has one). Counted as run: the symmetric X X^T and A A as their triangles (m³ each), P X
+      // whole (2 m³).
       report("muon newton-schulz x5 bf16 (C,C)", time_median([&] {
-               fill_rand(x.data(), size_t(m * m), 11);
+               std::copy_n(x0.data(), m * m, x.data());
                ns.run(k, x.data(), ga.data(), gb.data(), m, m, 5);
-             }), newton_schulz_flops(m, m, 5), true, pbf16);
+             }), 5 * 4.0 * double(m) * double(m) * double(m), true, pbf16);
     }
     report("muon momentum (F*C)", time_median([&] { k.nesterov(d.data(), e.data(), a.data(), F * C, 0.95f); }),
            16.0 * F * C, false, triad);
