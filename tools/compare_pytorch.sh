@@ -28,7 +28,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${BATCH:-32} STEPS=${STEPS:-8} BUDGET=${BUDGET:-120} ROUNDS=${ROUNDS:-1}
-case "$ROUNDS" in '' | *[!0-9]* | 0) echo "compare_pytorch.sh: ROUNDS must be a whole number >= 1 (got '$ROUNDS')" >&2; exit 2 ;; esac
+case "$ROUNDS" in
+  '' | *[!0-9]* | 0) echo "compare_pytorch.sh: ROUNDS must be a whole number >= 1 (got '$ROUNDS')" >&2; exit 2 ;;
+esac
 NT=${NT:-build/nanotrain}
 dtype_flag=()
 [ -n "${NT_DTYPE:-}" ] && dtype_flag=(--dtype "$NT_DTYPE")
@@ -81,13 +83,16 @@ for round in $(seq "$ROUNDS"); do
     echo "{\"round\": $round, \"model\": \"$model\", \"shape\": \"$depth/$dm/$nh/$hd/$seq\", \"depth\": $depth," \
       "\"d_model\": $dm, \"n_head\": $nh, \"head_dim\": $hd, \"seq_len\": $seq, \"pytorch_fp32\": ${pt[0]}," \
       "\"pytorch_bf16\": ${pt[1]}, \"nanotrain\": $nt, \"nanotrain_dtype\": \"$dt\"}" >>"$raw"
-    [ "$ROUNDS" -gt 1 ] && echo "  round $round/$ROUNDS $model: pytorch fp32 ${pt[0]}, bf16 ${pt[1]}, nanotrain $nt ($dt)" >&2
+    if [ "$ROUNDS" -gt 1 ]; then
+      echo "  round $round/$ROUNDS $model: pytorch fp32 ${pt[0]}, bf16 ${pt[1]}, nanotrain $nt ($dt)" >&2
+    fi
   done
 done
 # The table (medians over the rounds) and, for the val_bpb half, PyTorch's faster dtype per model.
 /usr/bin/python3 - "$raw" "$B" "$STEPS" "$ROUNDS" "$out/throughput.json" "$out/pt_best" <<'PY'
 import json, statistics, sys
-raw, batch, steps, rounds, json_out, best_out = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), *sys.argv[5:]
+raw, batch, steps, rounds = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+json_out, best_out = sys.argv[5], sys.argv[6]
 rows = [json.loads(line) for line in open(raw)]
 med = lambda xs: statistics.median(xs)
 print(f"{'model':22} {'pytorch fp32':>12} {'pytorch bf16':>12} {'nanotrain':>14} {'ratio':>8}"

@@ -36,8 +36,8 @@ namespace nt::cpu {
 
 namespace {
 
-constexpr int64_t kPanel = 32;                // columns of a B panel, rows and columns of a block
-constexpr int64_t kPairRow = 2 * kPanel;      // bf16 elements of a panel's pair-row
+constexpr int64_t kPanel = 32;            // columns of a B panel, rows and columns of a block
+constexpr int64_t kPairRow = 2 * kPanel;  // bf16 elements of a panel's pair-row
 uint32_t* words(uint16_t* p) { return reinterpret_cast<uint32_t*>(p); }
 
 // The 32 x 32 fp32 block s (row stride 32) at rows i0, columns j0 of the (m, n) iterate, rounded
@@ -105,7 +105,8 @@ void product(const uint16_t* p, const uint16_t* xb, int64_t m, int64_t n, float*
       for (int64_t bi = 0; bi < m / kPanel; ++bi) {
         const uint16_t* rows = p + kPanel * bi * m;
         if (out && !transposed) {
-          gemm_vnni_bf16_avx512(out + kPanel * (bi * n + bj), n, rows, m, panel, kPairRow, kPanel, kPanel, m / 2, false);
+          gemm_vnni_bf16_avx512(out + kPanel * (bi * n + bj), n, rows, m, panel, kPairRow, kPanel, kPanel, m / 2,
+                                false);
           continue;
         }
         gemm_vnni_bf16_avx512(stage, kPanel, rows, m, panel, kPairRow, kPanel, kPanel, m / 2, false);
