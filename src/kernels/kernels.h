@@ -156,6 +156,12 @@ struct KernelTable {
   // shapes it does not take (the CPU's: m and n whole multiples of 32).
   bool (*newton_schulz_bf16)(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
                              int64_t n, int steps) = nullptr;
+  // c = a b for symmetric (m, m) fp32 a and b that commute (Newton-Schulz's Gram chain: G G,
+  // P G, P (P G)), so that c is symmetric: its upper triangle multiplied, then mirrored (c exactly
+  // symmetric). c must not alias a or b. Threaded over omp_get_max_threads(), the result the same
+  // for any count. Returns false, having done nothing, for sizes it does not take (the CPU's: m a
+  // whole multiple of 32); null: newton_schulz_bf16.h's symmetric_product composes it.
+  bool (*symmetric_product_f32)(float* c, const float* a, const float* b, int64_t m) = nullptr;
   // matmul_bf16's B operand packed once for several products that read it (the output head's
   // weights, read by every row chunk's forward and data-gradient products; null: each product
   // packs its own). packed_b_bf16_size(n, k): bf16 elements of op(B)'s packed form (k x n);

@@ -34,9 +34,15 @@ void symmetric_upper(float* c, int64_t m, Gemm&& gemm) {
 }
 
 bool one_thread() { return omp_get_max_threads() == 1; }
+
+// The backend's one op for the product, where it has one and takes the size.
+bool symmetric_product_op(const KernelTable& k, float* c, const float* a, const float* b, int64_t m) {
+  return k.symmetric_product_f32 && k.symmetric_product_f32(c, a, b, m);
+}
 }  // namespace
 
 void symmetric_product(const KernelTable& k, float* c, const float* a, const float* b, int64_t m) {
+  if (symmetric_product_op(k, c, a, b, m)) return;
   if (!one_thread()) return k.matmul(c, a, b, m, m, m, false, false, 0.0f);
   symmetric_upper(c, m, [&](int64_t i0, int64_t rows) {
     k.matmul(c + i0 * m, a + i0 * m, b + i0 * m, rows, m - i0, m, false, true, 0.0f);
@@ -51,7 +57,7 @@ void symmetric_product_bf16(const KernelTable& k, float* c, const uint16_t* a, c
 }
 
 void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r, int64_t m, bool last) {
-  k.matmul(b, a, a, m, m, m, false, true, 0.0f);  // G G (= G G^T)
+  if (!symmetric_product_op(k, b, a, a, m)) k.matmul(b, a, a, m, m, m, false, true, 0.0f);  // G G (= G G^T)
   newton_schulz_poly(k, b, a, m);                 // P = a I + b G + c G G
   if (last) return;
   symmetric_product(k, r, b, a, m);  // P G

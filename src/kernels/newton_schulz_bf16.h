@@ -32,10 +32,11 @@ inline bool newton_schulz_bf16_on_gram(const KernelTable& k, int64_t m, int64_t 
 // scratch). optim's newton_schulz explains the iteration.
 void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r, int64_t m, bool last);
 // c = a b for symmetric (m, m) a and b that commute (polynomials in one Gram matrix: P G, P Q),
-// so c is symmetric too. On one thread (Muon's matrices side by side) only the upper triangle is
-// multiplied, by block rows, and mirrored: 64-72 % of the whole product's time on 256-512
-// squares, fp32 and bf16 (Zen 5). Threaded, the whole product: block rows split between threads
-// lose more than they save (cpu_ops.h's is_gram). c must not alias a or b.
+// so c is symmetric too. The fp32 one through the backend's symmetric_product_f32 where it has
+// it. Else, on one thread (Muon's matrices side by side) only the upper triangle is multiplied,
+// by block rows, and mirrored: 64-72 % of the whole product's time on 256-512 squares, fp32 and
+// bf16 (Zen 5); threaded, the whole product: block rows split between threads lose more than
+// they save (cpu_ops.h's is_gram). c must not alias a or b.
 void symmetric_product(const KernelTable& k, float* c, const float* a, const float* b, int64_t m);
 void symmetric_product_bf16(const KernelTable& k, float* c, const uint16_t* a, const uint16_t* b, int64_t m);
 

@@ -879,6 +879,53 @@ TEST(KernelParity, MirrorUpperTriangle) {
   omp_set_num_threads(saved);
 }
 
+// The backend's symmetric product of commuting symmetric matrices (Newton-Schulz's Gram chain)
+// against the product in double: a = G, b = p(G) for a random symmetric G. Exactly symmetric,
+// the same on all threads and on one, and sizes it does not take left alone.
+TEST(KernelParity, SymmetricProductF32) {
+  if (!cpu.symmetric_product_f32) GTEST_SKIP() << "the " << cpu.name << " backend composes the symmetric product";
+  const int saved = omp_get_max_threads();
+  for (int64_t m : {32, 64, 96, 160, 256}) {
+    Vec g = randn(m * m, 99), p(static_cast<size_t>(m * m)), want(static_cast<size_t>(m * m));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < i; ++j) g[size_t(i * m + j)] = g[size_t(j * m + i)];
+    for (int64_t i = 0; i < m; ++i)  // p = 0.5 I + 0.3 G + 0.1 G G: commutes with G
+      for (int64_t j = 0; j < m; ++j) {
+        double gg = 0;
+        for (int64_t e = 0; e < m; ++e) gg += g[size_t(i * m + e)] * g[size_t(e * m + j)];
+        p[size_t(i * m + j)] = (i == j ? 0.5 : 0.0) + 0.3 * g[size_t(i * m + j)] + 0.1 * gg;
+      }
+    const std::vector<float> a = to_f32(g), b = to_f32(p);
+    Vec af(a.begin(), a.end()), bf(b.begin(), b.end());  // the fp32 inputs, exactly
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        double sum = 0;
+        for (int64_t e = 0; e < m; ++e) sum += af[size_t(i * m + e)] * bf[size_t(e * m + j)];
+        want[size_t(i * m + j)] = sum;
+      }
+    std::vector<float> got[2];
+    for (int threads : {1, 2}) {
+      omp_set_num_threads(threads);
+      got[threads - 1].assign(size_t(m * m) + 1, 7.f);
+      ASSERT_TRUE(cpu.symmetric_product_f32(got[threads - 1].data(), a.data(), b.data(), m)) << "m " << m;
+    }
+    omp_set_num_threads(saved);
+    EXPECT_EQ(got[0], got[1]) << "m " << m << ": one thread and two differ";
+    EXPECT_EQ(got[0].back(), 7.f) << "wrote past the end: m " << m;
+    got[0].pop_back();
+    EXPECT_LT(rel_err(to_f64(got[0].data(), got[0].size()), want), 1e-6) << "m " << m;
+    bool symmetric = true;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < i; ++j) symmetric = symmetric && got[0][size_t(i * m + j)] == got[0][size_t(j * m + i)];
+    EXPECT_TRUE(symmetric) << "m " << m;
+  }
+  for (int64_t m : {1, 31, 40, 100}) {
+    std::vector<float> a(size_t(m * m), 1.f), c(size_t(m * m), 3.f);
+    EXPECT_FALSE(cpu.symmetric_product_f32(c.data(), a.data(), a.data(), m)) << "m " << m;
+    EXPECT_EQ(c, std::vector<float>(size_t(m * m), 3.f)) << "m " << m;
+  }
+}
+
 // The optimizer's elementwise kernels: AdamW, axpby, sum of squares, Nesterov momentum.
 TEST(KernelParity, OptimizerElementwise) {
   const int64_t n = 777;

@@ -17,7 +17,8 @@ constexpr int kScratchXent = 19;  // attention_tiled.h's slots come first
 constexpr int kScratchAmxX = 20, kScratchAmxY = 21;
 constexpr int kScratchRelu2 = 22;  // matmul_bf16_relu2_tiles's activation, where it composes
 constexpr int kScratchAmxXAll = 23;  // matmul_bf16_amx's X packed whole for all threads
-constexpr int kScratchSlots = 24;
+constexpr int kScratchSymmetricB = 24;  // symmetric_product_f32_avx512's B in pair panels
+constexpr int kScratchSlots = 25;
 void* thread_scratch(int slot, size_t bytes);
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
@@ -140,6 +141,8 @@ bool newton_schulz_bf16_amx(float* x, bool transposed, float scale, float* g, fl
 // The same op on the AVX-512-BF16 register tile (newton_schulz_avx512.cc).
 bool newton_schulz_bf16_avx512(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
                                int64_t n, int steps);
+// KernelTable::symmetric_product_f32 on the AVX-512 fp32 pair tile (symmetric_product_avx512.cc).
+bool symmetric_product_f32_avx512(float* c, const float* a, const float* b, int64_t m);
 // One row's to_bf16 on the calling thread (for ops that convert rows inside their own threads).
 void to_bf16_row_avx2(uint16_t* dst, const float* src, int64_t n);
 void to_bf16_row_avx512(uint16_t* dst, const float* src, int64_t n);
