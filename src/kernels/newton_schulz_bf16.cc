@@ -49,6 +49,10 @@ void symmetric_product(const KernelTable& k, float* c, const float* a, const flo
   });
 }
 
+void symmetric_square(const KernelTable& k, float* c, const float* a, int64_t m) {
+  if (!symmetric_product_op(k, c, a, a, m)) k.matmul(c, a, a, m, m, m, false, true, 0.0f);  // a a^T
+}
+
 void symmetric_product_bf16(const KernelTable& k, float* c, const uint16_t* a, const uint16_t* b, int64_t m) {
   if (!one_thread()) return k.matmul_bf16(c, a, b, m, m, m, false, false, 0.0f);
   symmetric_upper(c, m, [&](int64_t i0, int64_t rows) {
@@ -57,8 +61,8 @@ void symmetric_product_bf16(const KernelTable& k, float* c, const uint16_t* a, c
 }
 
 void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r, int64_t m, bool last) {
-  if (!symmetric_product_op(k, b, a, a, m)) k.matmul(b, a, a, m, m, m, false, true, 0.0f);  // G G (= G G^T)
-  newton_schulz_poly(k, b, a, m);                 // P = a I + b G + c G G
+  symmetric_square(k, b, a, m);      // G G
+  newton_schulz_poly(k, b, a, m);    // P = a I + b G + c G G
   if (last) return;
   symmetric_product(k, r, b, a, m);  // P G
   symmetric_product(k, a, b, r, m);  // G' = P (P G)

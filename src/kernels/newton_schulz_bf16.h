@@ -38,6 +38,9 @@ void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r,
 // bf16 (Zen 5); threaded, the whole product: block rows split between threads lose more than
 // they save (cpu_ops.h's is_gram). c must not alias a or b.
 void symmetric_product(const KernelTable& k, float* c, const float* a, const float* b, int64_t m);
+// c = a a for a symmetric (m, m) fp32 a (Newton-Schulz's G G and A A): the backend's
+// symmetric_product_f32 where it has it, else the table's Gram product a a^T. c must not alias a.
+void symmetric_square(const KernelTable& k, float* c, const float* a, int64_t m);
 void symmetric_product_bf16(const KernelTable& k, float* c, const uint16_t* a, const uint16_t* b, int64_t m);
 
 class NewtonSchulzBf16 {

@@ -167,8 +167,7 @@ void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b,
   float *cur = x, *next = y;
   for (int it = 0; it < steps; ++it) {
     k.matmul(a, cur, cur, m, m, n, false, true, 0.0f);  // A = X X^T      (m, m)
-    if (!k.symmetric_product_f32 || !k.symmetric_product_f32(b, a, a, m))  // A A (A commutes with itself)
-      k.matmul(b, a, a, m, m, m, false, true, 0.0f);                          // = A A^T, A being symmetric
+    symmetric_square(k, b, a, m);                       // A A (A is symmetric)
     newton_schulz_poly(k, b, a, m);                     // a I + b A + c A A
     k.matmul(next, b, cur, m, n, m, false, false, 0.0f); // X' = (a I + b A + c A A) X
     std::swap(cur, next);

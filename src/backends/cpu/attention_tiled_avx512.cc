@@ -10,15 +10,6 @@ namespace nt::cpu {
 
 namespace {
 
-// Two rows of 16 floats interleaved into 16 pairs (r0[j], r1[j]), 32 floats: lo holds pairs
-// 0-7, hi pairs 8-15.
-inline void interleave_f32(__m512 r0, __m512 r1, __m512& lo, __m512& hi) {
-  const __m512i kLo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const __m512i kHi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-  lo = _mm512_permutex2var_ps(r0, kLo, r1);
-  hi = _mm512_permutex2var_ps(r0, kHi, r1);
-}
-
 // The 16-lane passes of attention_tiled.h, written once for both operand types. Store (the
 // policy) says how 16 floats become operand elements, store_elems(dst, mask, v), how two rows'
 // 16 floats become 16 pairs, store_pairs(dst, left, r0, r1) (left: columns still to go, up to

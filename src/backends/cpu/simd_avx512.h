@@ -100,6 +100,15 @@ inline __m512i interleave_bf16(__m512 r0, __m512 r1) {
   return _mm512_permutexvar_epi16(_mm512_load_si512(kIdx), v);
 }
 
+// Two rows of 16 floats interleaved into 16 pairs (r0[j], r1[j]), 32 floats: lo holds pairs
+// 0-7, hi pairs 8-15 (the fp32 pair tile's B layout).
+inline void interleave_f32(__m512 r0, __m512 r1, __m512& lo, __m512& hi) {
+  const __m512i kLo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i kHi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  lo = _mm512_permutex2var_ps(r0, kLo, r1);
+  hi = _mm512_permutex2var_ps(r0, kHi, r1);
+}
+
 inline __mmask16 lanes16(int64_t n) {
   return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
 }

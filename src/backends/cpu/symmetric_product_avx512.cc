@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/simd_avx512.h"
 #include "kernels/upper_triangle.h"
 
 namespace nt::cpu {
@@ -24,10 +25,10 @@ constexpr int64_t kPairRow = 2 * kPanel;  // floats of a panel's pair-row
 
 // 16 columns of two rows interleaved into 16 pairs (r0[j], r1[j]): 32 floats.
 inline void store_pairs(float* dst, __m512 r0, __m512 r1) {
-  const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-  _mm512_storeu_ps(dst, _mm512_permutex2var_ps(r0, lo, r1));
-  _mm512_storeu_ps(dst + 16, _mm512_permutex2var_ps(r0, hi, r1));
+  __m512 lo, hi;
+  interleave_f32(r0, r1, lo, hi);
+  _mm512_storeu_ps(dst, lo);
+  _mm512_storeu_ps(dst + 16, hi);
 }
 
 }  // namespace
