@@ -354,23 +354,29 @@ void run_bench(const BenchFlags& f) {
       const int64_t m = C, n = F;
       Buffer<float> x{size_t(m * n)}, y{size_t(m * n)}, ga{size_t(m * m)}, gb{size_t(m * m)}, x0{size_t(m * n)};
       fill_rand(x0.data(), size_t(m * n), 11);  // each timed call starts from a copy (the iteration works in place)
-      // The FLOPs both versions run (they iterate on the Gram matrix here: F = 4 C).
+      // FLOPs counted as run: every symmetric product (X X^T, A A; G0, G G, P G, P (P G), P Q)
+      // as its triangle, the products with the iterate (P X; the Gram iteration's final Q X0)
+      // whole. Both versions iterate the MLP matrix on the Gram matrix (F = 4 C; the bf16 one
+      // plainly where bf16 GEMMs run on matrix tiles).
+      auto flops_as_run = [](double m, double n, double steps, bool gram) {
+        return gram ? 3 * m * m * n + m * m * m * (steps + 2 * (steps - 1) + (steps - 1))
+                    : steps * (3 * m * m * n + m * m * m);
+      };
       report("muon newton-schulz x5 (C,F)", time_median([&] {
                std::copy_n(x0.data(), m * n, x.data());
                newton_schulz(k, x.data(), y.data(), ga.data(), gb.data(), m, n, 5);
-             }), newton_schulz_flops(m, n, 5), true, fma);
+             }), flops_as_run(m, n, 5, newton_schulz_on_gram(m, n)), true, fma);
       NewtonSchulzBf16 ns;
       report("muon newton-schulz x5 bf16 (C,F)", time_median([&] {
                std::copy_n(x0.data(), m * n, x.data());
                ns.run(k, x.data(), ga.data(), gb.data(), m, n, 5);
-             }), newton_schulz_flops(m, n, 5, newton_schulz_bf16_on_gram(k, m, n)), true, pbf16);
+             }), flops_as_run(m, n, 5, newton_schulz_bf16_on_gram(k, m, n)), true, pbf16);
       // The attention's square matrices (C x C), iterated plainly (the backend's one op where it
-      // has one). Counted as run: the symmetric X X^T and A A as their triangles (m³ each), P X
-      // whole (2 m³).
+      // has one).
       report("muon newton-schulz x5 bf16 (C,C)", time_median([&] {
                std::copy_n(x0.data(), m * m, x.data());
                ns.run(k, x.data(), ga.data(), gb.data(), m, m, 5);
-             }), 5 * 4.0 * double(m) * double(m) * double(m), true, pbf16);
+             }), flops_as_run(m, m, 5, false), true, pbf16);
     }
     report("muon momentum (F*C)", time_median([&] { k.nesterov(d.data(), e.data(), a.data(), F * C, 0.95f); }),
            16.0 * F * C, false, triad);

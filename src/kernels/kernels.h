@@ -146,16 +146,17 @@ struct KernelTable {
   // runs relu2_fwd_bf16 into a buffer, then matmul_bf16).
   void (*matmul_bf16_relu2)(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                             bool trans_a, bool trans_b, float beta, bool relu2_a) = nullptr;
-  // Muon's plain bf16 Newton-Schulz iteration as one op, where a backend runs it faster than
+  // Muon's bf16 Newton-Schulz iteration as one op, where a backend runs it faster than
   // NewtonSchulzBf16 composes it from the GEMMs above (null: it composes them). X0 = scale x,
   // (m, n) with m <= n, is iterated `steps` (>= 1) times with NewtonSchulzBf16's products and
-  // roundings, and the result replaces x; with `transposed` x holds X0^T / scale as (n, m) rows,
-  // and the result's transpose replaces it (Muon's tall matrices, without transposing passes).
-  // g, g2: fp32 scratch (m, m); work: bf16 scratch of newton_schulz_bf16_work(m, n) elements,
-  // 64-byte aligned. Threaded over omp_get_max_threads(). Returns false, having done nothing, for
-  // shapes it does not take (the CPU's: m and n whole multiples of 32).
+  // roundings (gram: its iteration on the Gram matrix, for n >= 2 m; else the plain one), and the
+  // result replaces x; with `transposed` x holds X0^T / scale as (n, m) rows, and the result's
+  // transpose replaces it (Muon's tall matrices, without transposing passes). g, g2: fp32
+  // scratch (m, m); work: bf16 scratch of newton_schulz_bf16_work(m, n) elements, 64-byte
+  // aligned. Threaded over omp_get_max_threads(). Returns false, having done nothing, for shapes
+  // or an iteration it does not take (the CPU's: m and n whole multiples of 32; AMX: plain only).
   bool (*newton_schulz_bf16)(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
-                             int64_t n, int steps) = nullptr;
+                             int64_t n, int steps, bool gram) = nullptr;
   // c = a b for symmetric (m, m) fp32 a and b that commute (Newton-Schulz's Gram chain: G G,
   // P G, P (P G)), so that c is symmetric: its upper triangle multiplied, then mirrored (c exactly
   // symmetric). c must not alias a or b. Threaded over omp_get_max_threads(), the result the same
@@ -178,6 +179,9 @@ inline constexpr float kNewtonSchulzA = 3.4445f, kNewtonSchulzB = -4.7750f, kNew
 // The bf16 scratch of KernelTable::newton_schulz_bf16: the iterate in three layouts (one twice)
 // and three (m, m) operands.
 inline int64_t newton_schulz_bf16_work(int64_t m, int64_t n) { return 4 * m * n + 3 * m * m; }
+// Whether Newton-Schulz on an (m, n) matrix, m <= n, iterates on the Gram matrix: from n >= 2m,
+// where its m x m products cost fewer FLOPs than the plain iteration's m x n ones.
+inline bool newton_schulz_on_gram(int64_t m, int64_t n) { return n >= 2 * m; }
 
 // The plain reference (single thread, naive loops) and the CPU backend chosen for this CPU.
 const KernelTable& ref_kernels();

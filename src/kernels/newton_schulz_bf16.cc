@@ -102,12 +102,13 @@ void NewtonSchulzBf16::run(const KernelTable& k, float* x, float* a, float* b, i
 
 bool NewtonSchulzBf16::run_one_op(const KernelTable& k, float* x, bool transposed, float* a, float* b, int64_t m,
                                   int64_t n, int steps) {
-  if (!k.newton_schulz_bf16 || steps < 1 || m > n || newton_schulz_bf16_on_gram(k, m, n)) return false;
+  if (!k.newton_schulz_bf16 || steps < 1 || m > n) return false;
   const size_t need = size_t(newton_schulz_bf16_work(m, n));
   if (work_.size() < need) work_.resize(need);
   // The normalisation is the op's scale: bf16(x / |x|) as the composed version rounds it.
   const float norm = float(std::sqrt(k.sum_squares(x, m * n)));
-  return k.newton_schulz_bf16(x, transposed, 1.0f / (norm + 1e-7f), a, b, work_.data(), m, n, steps);
+  return k.newton_schulz_bf16(x, transposed, 1.0f / (norm + 1e-7f), a, b, work_.data(), m, n, steps,
+                              newton_schulz_bf16_on_gram(k, m, n));
 }
 
 // Long matrices: the Gram iteration of optim's newton_schulz (the steps' polynomials P commute,

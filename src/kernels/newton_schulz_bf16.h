@@ -17,10 +17,8 @@ namespace nt {
 // given A = X X^T in a and A A in b (both (m, m), fp32), turns b into a I + b A + c A A, the
 // matrix that multiplies X in one iteration, X' = (a I + b A + c A A) X.
 void newton_schulz_poly(const KernelTable& k, float* b, const float* a, int64_t m);
-// Whether Newton-Schulz on an (m, n) matrix, m <= n, iterates on the Gram matrix: from n >= 2m,
-// where its m x m products cost fewer FLOPs than the plain iteration's m x n ones.
-inline bool newton_schulz_on_gram(int64_t m, int64_t n) { return n >= 2 * m; }
-// The bf16 version's choice: the same, except where bf16 GEMMs run on matrix tiles. There the
+// The bf16 version's choice: newton_schulz_on_gram (kernels.h), except where bf16 GEMMs run on
+// matrix tiles. There the
 // Gram iteration's fp32 chain costs more than the plain iteration's bf16 products (measured at
 // depth 8 on AMX: Newton-Schulz 24 % faster plain), so it iterates plainly, as the reference
 // Muon implementations do in bf16.

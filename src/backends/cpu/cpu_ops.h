@@ -135,12 +135,12 @@ void matmul_bf16_packed_b_tiles(float* c, const uint16_t* a, const uint16_t* pac
 // KernelTable::matmul_bf16_relu2 on CPUs with AMX (matmul_tiles.cc).
 void matmul_bf16_relu2_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                              bool tb, float beta, bool relu2_a);
-// KernelTable::newton_schulz_bf16 on AMX tiles (newton_schulz_amx.cc).
+// KernelTable::newton_schulz_bf16 on AMX tiles (newton_schulz_amx.cc): the plain iteration only.
 bool newton_schulz_bf16_amx(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
-                            int64_t n, int steps);
-// The same op on the AVX-512-BF16 register tile (newton_schulz_avx512.cc).
+                            int64_t n, int steps, bool gram);
+// The same op on the AVX-512-BF16 register tile (newton_schulz_avx512.cc): both iterations.
 bool newton_schulz_bf16_avx512(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
-                               int64_t n, int steps);
+                               int64_t n, int steps, bool gram);
 // KernelTable::symmetric_product_f32 on the AVX-512 fp32 pair tile (symmetric_product_avx512.cc).
 bool symmetric_product_f32_avx512(float* c, const float* a, const float* b, int64_t m);
 // One row's to_bf16 on the calling thread (for ops that convert rows inside their own threads).

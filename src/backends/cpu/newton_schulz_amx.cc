@@ -207,8 +207,8 @@ void product(const uint16_t* p, const uint16_t* x, int64_t m, int64_t n, float* 
 }  // namespace
 
 bool newton_schulz_bf16_amx(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
-                            int64_t n, int steps) {
-  if (m % 32 != 0 || n % 32 != 0 || m < 32 || m > n || steps < 1) return false;
+                            int64_t n, int steps, bool gram) {
+  if (gram || m % 32 != 0 || n % 32 != 0 || m < 32 || m > n || steps < 1) return false;
   const int64_t mn = m * n, mm = m * m;
   // The iterate's A layout, its transpose's B layout, its B layout (two: P X reads one while it
   // writes the other); bf16 A's A and B layouts (A^T = A); P's A layout. g and g2 hold A and

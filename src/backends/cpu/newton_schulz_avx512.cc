@@ -2,8 +2,8 @@
 // Muon's bf16 Newton-Schulz iteration in one op on the AVX-512-BF16 register tile
 // (gemm_vnni_bf16_avx512). Contract: kernels.h, newton_schulz_bf16; built with -mavx512*, in the
 // table where the CPU has AVX-512-BF16 and no AMX (which has its own, newton_schulz_amx.cc).
-// It takes the plain iteration, the square matrices' (NewtonSchulzBf16 iterates long ones on the
-// Gram matrix, which this op does not do).
+// It takes both of NewtonSchulzBf16's iterations: the plain one (square matrices) and, with
+// `gram`, the one on the Gram matrix (long matrices; gram_iteration below).
 //
 // Composed from the table's GEMMs, one thread per matrix while Muon runs its matrices side by
 // side, the iteration's products ran at 77-80 % of a core's bf16 peak on 384 and 512 squares:
@@ -25,6 +25,8 @@
 // same axpby in fp32, bf16 A, P and iterate as operands, the last step in fp32; only the order of
 // the fp32 additions inside the products differs.
 #include <omp.h>
+
+#include <cstring>
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
@@ -61,16 +63,18 @@ void emit_iterate(const float* s, int64_t i0, int64_t j0, int64_t m, int64_t n, 
                   words(xa) + (i0 * n + j0) / 2, n / 2, kPanel, kPanel / 2);
 }
 
-// The symmetric (m, m) fp32 matrix g (whole) rounded to bf16: rows into a, panels of pairs of
-// rows into b.
+// The symmetric (m, m) fp32 matrix g (whole) rounded to bf16: rows into a (unless null), panels
+// of pairs of rows into b.
 void emit_square(const float* g, int64_t m, uint16_t* a, uint16_t* b) {
 #pragma omp parallel for schedule(static)
   for (int64_t rr = 0; rr < m / 2; ++rr) {
     const float *r0 = g + 2 * rr * m, *r1 = r0 + m;
     for (int64_t j = 0; j < m; j += 16) {
       const __m512 v0 = _mm512_loadu_ps(r0 + j), v1 = _mm512_loadu_ps(r1 + j);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + 2 * rr * m + j), bf16x16(v0));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + (2 * rr + 1) * m + j), bf16x16(v1));
+      if (a) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + 2 * rr * m + j), bf16x16(v0));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + (2 * rr + 1) * m + j), bf16x16(v1));
+      }
       uint16_t* dst = b + (j / kPanel) * (m / 2) * kPairRow + rr * kPairRow + 2 * (j % kPanel);
       _mm512_storeu_si512(dst, interleave_bf16(v0, v1));
     }
@@ -120,11 +124,48 @@ void product(const uint16_t* p, const uint16_t* xb, int64_t m, int64_t n, float*
   }
 }
 
+// P = a I + b A + c A A into g2 (A in g, A A in g2): newton_schulz_poly's fp32 sum (the same
+// axpby).
+void poly(float* g2, const float* g, int64_t m) {
+  axpby(g2, g, m * m, kNewtonSchulzB, kNewtonSchulzC);
+  for (int64_t i = 0; i < m; ++i) g2[i * m + i] += kNewtonSchulzA;
+}
+
+// Long matrices: NewtonSchulzBf16::run_on_gram's iteration on X0 (already in xa, xbt, xb), with
+// its roundings. G0 = X0 X0^T, the product Q of the steps' polynomials and X = Q X0 on the bf16
+// tile, in the layouts above (composed, those three went through oneDNN at ~74 % of a core's
+// bf16 peak, and a tall matrix was transposed there and back); the chain that carries G from
+// step to step (G G, P G, P (P G)) in fp32 on symmetric_product_f32_avx512. x is free once X0 is
+// in bf16: it holds the fp32 R = P G and Q (2 m^2 <= m n).
+void gram_iteration(float* x, bool transposed, float* g, float* g2, uint16_t* xa, uint16_t* xbt, const uint16_t* xb,
+                    uint16_t* pa, uint16_t* qb, int64_t m, int64_t n, int steps) {
+  float *r = x, *q = x + m * m;
+  gram_upper(g, xa, n, xbt, m, n / 2);  // G0 = X0 X0^T
+  for (int it = 0; it < steps; ++it) {
+    const bool last = it + 1 == steps;
+    symmetric_product_f32_avx512(g2, g, g, m);  // G G
+    poly(g2, g, m);                              // P = a I + b G + c G G
+    if (it == 0) {
+      std::memcpy(q, g2, size_t(m * m) * sizeof(float));
+    } else {  // Q = P Q, from bf16 copies: P's rows, Q's panels (both symmetric, and they commute)
+      to_bf16_avx512(pa, g2, m * m);
+      emit_square(q, m, nullptr, qb);
+      gram_upper(q, pa, m, qb, m, m / 2);
+    }
+    if (last) break;
+    symmetric_product_f32_avx512(r, g2, g, m);  // P G
+    symmetric_product_f32_avx512(g, g2, r, m);  // G' = P (P G)
+  }
+  to_bf16_avx512(pa, q, m * m);
+  product(pa, xb, m, n, x, transposed, nullptr, nullptr, nullptr);  // X = Q X0
+}
+
 }  // namespace
 
 bool newton_schulz_bf16_avx512(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
-                               int64_t n, int steps) {
+                               int64_t n, int steps, bool gram) {
   if (m % kPanel != 0 || n % kPanel != 0 || m < kPanel || m > n || steps < 1) return false;
+  if (gram && !newton_schulz_on_gram(m, n)) return false;  // x holds two m x m matrices on the way
   const int64_t mn = m * n, mm = m * m;
   uint16_t *xa = work, *xbt = xa + mn, *xb[2] = {xbt + mn, xbt + 2 * mn};
   uint16_t *aa = xbt + 3 * mn, *ab = aa + mm, *pa = ab + mm;
@@ -143,12 +184,15 @@ bool newton_schulz_bf16_avx512(float* x, bool transposed, float scale, float* g,
         }
       emit_iterate(s, kPanel * bi, kPanel * bj, m, n, xa, xbt, xb[0]);
     }
+  if (gram) {
+    gram_iteration(x, transposed, g, g2, xa, xbt, xb[0], pa, ab, m, n, steps);
+    return true;
+  }
   for (int it = 0; it < steps; ++it) {
     gram_upper(g, xa, n, xbt, m, n / 2);  // A = X X^T
     emit_square(g, m, aa, ab);             // bf16 A, both operands of A A
     gram_upper(g2, aa, m, ab, m, m / 2);  // A A
-    axpby(g2, g, mm, kNewtonSchulzB, kNewtonSchulzC);  // P = a I + b A + c A A, as newton_schulz_poly
-    for (int64_t i = 0; i < m; ++i) g2[i * m + i] += kNewtonSchulzA;
+    poly(g2, g, m);                       // P = a I + b A + c A A
     to_bf16_avx512(pa, g2, mm);
     const bool last = it + 1 == steps;
     product(pa, xb[it & 1], m, n, last ? x : nullptr, transposed, xa, xbt, xb[(it + 1) & 1]);  // X' = P X
