@@ -357,26 +357,30 @@ void run_bench(const BenchFlags& f) {
       // FLOPs counted as run: every symmetric product (X X^T, A A; G0, G G, P G, P (P G), P Q)
       // as its triangle, the products with the iterate (P X; the Gram iteration's final Q X0)
       // whole. Both versions iterate the MLP matrix on the Gram matrix (F = 4 C; the bf16 one
-      // plainly where bf16 GEMMs run on matrix tiles).
-      auto flops_as_run = [](double m, double n, double steps, bool gram) {
-        return gram ? 3 * m * m * n + m * m * m * (steps + 2 * (steps - 1) + (steps - 1))
-                    : steps * (3 * m * m * n + m * m * m);
-      };
+      // plainly where bf16 GEMMs run on matrix tiles). The Gram iteration's chain (G G, P G,
+      // P (P G)) is fp32 in both, so the bf16 row's peak is the one of its mix: its FLOPs over
+      // the time they take at the bf16 and fp32 peaks.
+      const int steps = 5;
+      const double mc = double(m), nc = double(n), s = steps;
+      const double chain = mc * mc * mc * (s + 2 * (s - 1));  // fp32 in both versions
+      const double ends = 3 * mc * mc * nc + mc * mc * mc * (s - 1);  // G0, Q X0, the P Q chain
+      const double plain = s * (3 * mc * mc * nc + mc * mc * mc);
       report("muon newton-schulz x5 (C,F)", time_median([&] {
                std::copy_n(x0.data(), m * n, x.data());
-               newton_schulz(k, x.data(), y.data(), ga.data(), gb.data(), m, n, 5);
-             }), flops_as_run(m, n, 5, newton_schulz_on_gram(m, n)), true, fma);
+               newton_schulz(k, x.data(), y.data(), ga.data(), gb.data(), m, n, steps);
+             }), newton_schulz_on_gram(m, n) ? ends + chain : plain, true, fma);
       NewtonSchulzBf16 ns;
+      const bool gram = newton_schulz_bf16_on_gram(k, m, n);
       report("muon newton-schulz x5 bf16 (C,F)", time_median([&] {
                std::copy_n(x0.data(), m * n, x.data());
-               ns.run(k, x.data(), ga.data(), gb.data(), m, n, 5);
-             }), flops_as_run(m, n, 5, newton_schulz_bf16_on_gram(k, m, n)), true, pbf16);
+               ns.run(k, x.data(), ga.data(), gb.data(), m, n, steps);
+             }), gram ? ends + chain : plain, true, gram ? (ends + chain) / (ends / pbf16 + chain / fma) : pbf16);
       // The attention's square matrices (C x C), iterated plainly (the backend's one op where it
       // has one).
       report("muon newton-schulz x5 bf16 (C,C)", time_median([&] {
                std::copy_n(x0.data(), m * m, x.data());
-               ns.run(k, x.data(), ga.data(), gb.data(), m, m, 5);
-             }), flops_as_run(m, m, 5, false), true, pbf16);
+               ns.run(k, x.data(), ga.data(), gb.data(), m, m, steps);
+             }), s * 4 * mc * mc * mc, true, pbf16);
     }
     report("muon momentum (F*C)", time_median([&] { k.nesterov(d.data(), e.data(), a.data(), F * C, 0.95f); }),
            16.0 * F * C, false, triad);
