@@ -18,10 +18,9 @@ namespace nt {
 // matrix that multiplies X in one iteration, X' = (a I + b A + c A A) X.
 void newton_schulz_poly(const KernelTable& k, float* b, const float* a, int64_t m);
 // The bf16 version's choice: newton_schulz_on_gram (kernels.h), except where bf16 GEMMs run on
-// matrix tiles. There the
-// Gram iteration's fp32 chain costs more than the plain iteration's bf16 products (measured at
-// depth 8 on AMX: Newton-Schulz 24 % faster plain), so it iterates plainly, as the reference
-// Muon implementations do in bf16.
+// matrix tiles. There the Gram iteration's fp32 chain costs more than the plain iteration's bf16
+// products (measured at depth 8 on AMX: Newton-Schulz 24 % faster plain), so it iterates
+// plainly, as the reference Muon implementations do in bf16.
 inline bool newton_schulz_bf16_on_gram(const KernelTable& k, int64_t m, int64_t n) {
   return !k.bf16_matrix_tiles && newton_schulz_on_gram(m, n);
 }

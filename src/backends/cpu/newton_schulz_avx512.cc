@@ -32,6 +32,7 @@
 #include "backends/cpu/simd_avx2.h"
 #include "backends/cpu/simd_avx512.h"
 #include "kernels/kernels.h"
+#include "kernels/newton_schulz_bf16.h"
 #include "kernels/upper_triangle.h"
 
 namespace nt::cpu {
@@ -124,27 +125,20 @@ void product(const uint16_t* p, const uint16_t* xb, int64_t m, int64_t n, float*
   }
 }
 
-// P = a I + b A + c A A into g2 (A in g, A A in g2): newton_schulz_poly's fp32 sum (the same
-// axpby).
-void poly(float* g2, const float* g, int64_t m) {
-  axpby(g2, g, m * m, kNewtonSchulzB, kNewtonSchulzC);
-  for (int64_t i = 0; i < m; ++i) g2[i * m + i] += kNewtonSchulzA;
-}
-
 // Long matrices: NewtonSchulzBf16::run_on_gram's iteration on X0 (already in xa, xbt, xb), with
 // its roundings. G0 = X0 X0^T, the product Q of the steps' polynomials and X = Q X0 on the bf16
 // tile, in the layouts above (composed, those three went through oneDNN at ~74 % of a core's
 // bf16 peak, and a tall matrix was transposed there and back); the chain that carries G from
-// step to step (G G, P G, P (P G)) in fp32 on symmetric_product_f32_avx512. x is free once X0 is
-// in bf16: it holds the fp32 R = P G and Q (2 m^2 <= m n).
+// step to step is the composed version's own, newton_schulz_gram_step on this backend's table
+// (G G, P G, P (P G) in fp32 on symmetric_product_f32_avx512). x is free once X0 is in bf16: it
+// holds the fp32 R = P G and Q (2 m^2 <= m n).
 void gram_iteration(float* x, bool transposed, float* g, float* g2, uint16_t* xa, uint16_t* xbt, const uint16_t* xb,
                     uint16_t* pa, uint16_t* qb, int64_t m, int64_t n, int steps) {
+  const KernelTable& k = cpu_kernels();
   float *r = x, *q = x + m * m;
   gram_upper(g, xa, n, xbt, m, n / 2);  // G0 = X0 X0^T
   for (int it = 0; it < steps; ++it) {
-    const bool last = it + 1 == steps;
-    symmetric_product_f32_avx512(g2, g, g, m);  // G G
-    poly(g2, g, m);                              // P = a I + b G + c G G
+    newton_schulz_gram_step(k, g, g2, r, m, it + 1 == steps);  // P into g2; G' into g
     if (it == 0) {
       std::memcpy(q, g2, size_t(m * m) * sizeof(float));
     } else {  // Q = P Q, from bf16 copies: P's rows, Q's panels (both symmetric, and they commute)
@@ -152,9 +146,6 @@ void gram_iteration(float* x, bool transposed, float* g, float* g2, uint16_t* xa
       emit_square(q, m, nullptr, qb);
       gram_upper(q, pa, m, qb, m, m / 2);
     }
-    if (last) break;
-    symmetric_product_f32_avx512(r, g2, g, m);  // P G
-    symmetric_product_f32_avx512(g, g2, r, m);  // G' = P (P G)
   }
   to_bf16_avx512(pa, q, m * m);
   product(pa, xb, m, n, x, transposed, nullptr, nullptr, nullptr);  // X = Q X0
@@ -192,7 +183,7 @@ bool newton_schulz_bf16_avx512(float* x, bool transposed, float scale, float* g,
     gram_upper(g, xa, n, xbt, m, n / 2);  // A = X X^T
     emit_square(g, m, aa, ab);             // bf16 A, both operands of A A
     gram_upper(g2, aa, m, ab, m, m / 2);  // A A
-    poly(g2, g, m);                       // P = a I + b A + c A A
+    newton_schulz_poly(cpu_kernels(), g2, g, m);  // P = a I + b A + c A A
     to_bf16_avx512(pa, g2, mm);
     const bool last = it + 1 == steps;
     product(pa, xb[it & 1], m, n, last ? x : nullptr, transposed, xa, xbt, xb[(it + 1) & 1]);  // X' = P X
