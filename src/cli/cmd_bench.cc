@@ -239,6 +239,29 @@ void run_bench(const BenchFlags& f) {
                }),
                fl, true, pbf16);
       }
+      uint16_t* const c_h = reinterpret_cast<uint16_t*>(cbuf.data());
+      uint16_t* const act_h = c_h + s.m * s.n;  // (cbuf holds m n floats: room for two bf16 C)
+      if (s.bf16_out && s.tb && k.matmul_bf16_out_relu2) {  // the up product writing relu²(fc) too
+        std::snprintf(name, sizeof name, "  bf16 C + relu2: %s", s.what);
+        report(name, time_median([&] {
+                 k.matmul_bf16_out_relu2(c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
+               }),
+               fl, true, pbf16);
+      }
+      if (s.bf16_out && !s.tb && k.matmul_bf16_out_relu2_bwd) {  // relu²'s gradient out of the product
+        std::snprintf(name, sizeof name, "  bf16 C + relu2 bwd: %s", s.what);
+        report(name, time_median([&] {
+                 k.matmul_bf16_out_relu2_bwd(c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
+               }),
+               fl, true, pbf16);
+      }
+      if (s.bf16_out && bf16 && !amx) {  // our GEMM takes these (gemm_rows_bf16_avx512): oneDNN's beside it
+        std::snprintf(name, sizeof name, "  oneDNN bf16 C: %s", s.what);
+        report(name, time_median([&] {
+                 cpu::matmul_bf16_out_onednn(c_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
+               }),
+               fl, true, pbf16);
+      }
       if (s.relu2 && k.matmul_bf16_relu2) {  // as the bf16 step runs it: relu²(fc) read as it is packed
         std::snprintf(name, sizeof name, "  relu2(%s) read: %s", s.ta ? "B" : "A", s.what);
         report(name, time_median([&] {

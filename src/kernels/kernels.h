@@ -146,6 +146,15 @@ struct KernelTable {
   // runs relu2_fwd_bf16 into a buffer, then matmul_bf16).
   void (*matmul_bf16_relu2)(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                             bool trans_a, bool trans_b, float beta, bool relu2_a) = nullptr;
+  // matmul_bf16_out, and act = relu2_fwd_bf16(c) as well (the MLP's up product and its
+  // activation, written from the product's registers; null: the caller runs relu2_fwd_bf16).
+  void (*matmul_bf16_out_relu2)(uint16_t* c, uint16_t* act, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
+                                int64_t k, bool trans_a, bool trans_b) = nullptr;
+  // dinp = relu2_bwd_bf16 of dout = matmul_bf16_out(a, b) and inp (the MLP's activation gradient
+  // from its down product's data gradient, dout never written out; null: the caller composes
+  // them). dinp may be inp.
+  void (*matmul_bf16_out_relu2_bwd)(uint16_t* dinp, const uint16_t* inp, const uint16_t* a, const uint16_t* b,
+                                    int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b) = nullptr;
   // Muon's bf16 Newton-Schulz iteration as one op, where a backend runs it faster than
   // NewtonSchulzBf16 composes it from the GEMMs above (null: it composes them). X0 = scale x,
   // (m, n) with m <= n, is iterated `steps` (>= 1) times with NewtonSchulzBf16's products and

@@ -60,7 +60,9 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
   logits_.resize(size_t(std::min<int64_t>(N, head_chunk_rows(cfg.vocab_size)) * cfg.vocab_size));
   row_loss_.resize(N);
   dx_.resize(N * C), dln_.resize(N * C), dlnf_.resize(N * C);
-  if (precision_ == Precision::kBf16) dact_h_.resize(N * F);
+  // (A backend whose down product writes the activation's gradient itself needs no buffer for
+  // the product: activation_bytes's count of it is then an upper bound.)
+  if (precision_ == Precision::kBf16) dact_h_.resize(k_.matmul_bf16_out_relu2_bwd ? 0 : N * F);
   else act_.resize(N * F), dact_.resize(N * F);
   datt_.resize(N * H * D), dq_.resize(N * H * D), dk_.resize(N * KVH * D), dv_.resize(N * KVH * D);
   if (precision_ == Precision::kBf16) {
@@ -194,14 +196,22 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
       profile::Zone z(profile::kNorm);
       norm_fwd(a.ln2.data(), a.ln2_h.data(), a.rstd2.data(), x_.data(), N);
     }
+    Operand h{act_.data(), nullptr};
+    // Where the backend has it, the activation comes out of the up product itself.
+    const bool relu2_in_up = precision_ == Precision::kBf16 && !fused_relu2() && k_.matmul_bf16_out_relu2;
     {
       profile::Zone z(profile::kMlpUp);
       const Operand ln2 = saved(a.ln2, a.ln2_h);
-      if (precision_ == Precision::kBf16) k_.matmul_bf16_out(a.fc_h.data(), ln2.h, weight(lw.wfc).h, N, F, C, false, true);
-      else mm(a.fc.data(), ln2, weight(lw.wfc), N, F, C, false, true, 0.0f);
+      if (relu2_in_up) {
+        k_.matmul_bf16_out_relu2(a.fc_h.data(), h1_.data(), ln2.h, weight(lw.wfc).h, N, F, C, false, true);
+        h.h = h1_.data();
+      } else if (precision_ == Precision::kBf16) {
+        k_.matmul_bf16_out(a.fc_h.data(), ln2.h, weight(lw.wfc).h, N, F, C, false, true);
+      } else {
+        mm(a.fc.data(), ln2, weight(lw.wfc), N, F, C, false, true, 0.0f);
+      }
     }
-    Operand h{act_.data(), nullptr};
-    if (!fused_relu2()) {
+    if (!fused_relu2() && !relu2_in_up) {
       profile::Zone z(profile::kRelu2);
       if (precision_ == Precision::kBf16) {
         k_.relu2_fwd_bf16(h1_.data(), a.fc_h.data(), N * F);

@@ -17,6 +17,9 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
   ModelTensors g = grads_.views();
   const float beta_w = accumulate ? 1.0f : 0.0f;  // the weight gradients' GEMMs: add, or overwrite
   using profile::Zone;
+  // Where the backend has it, the activation's gradient comes out of the down product's data
+  // gradient itself.
+  const bool relu2_in_down = precision_ == Precision::kBf16 && k_.matmul_bf16_out_relu2_bwd;
   // Final norm: dx = rmsnorm_bwd(dlnf) (head_loss already produced dlnf; in bf16, h0_ still holds
   // lnf's copy, read row by row before dx's copy overwrites it).
   {
@@ -43,11 +46,18 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
       const Operand dx = saved(dx_, h0_);  // the norm's backward made its copy
       if (fused_relu2()) k_.matmul_bf16_relu2(lg.wproj, dx.h, a.fc_h.data(), C, F, N, true, false, beta_w, false);
       else mm(lg.wproj, dx, h, C, F, N, true, false, beta_w);
-      if (precision_ == Precision::kBf16) k_.matmul_bf16_out(dact_h_.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);
-      else mm(dact_.data(), dx, weight(lw.wproj), N, F, C, false, false, 0.0f);
+      if (relu2_in_down) {  // the activation's gradient out of the product itself
+        k_.matmul_bf16_out_relu2_bwd(h1_.data(), a.fc_h.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);
+      } else if (precision_ == Precision::kBf16) {
+        k_.matmul_bf16_out(dact_h_.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);
+      } else {
+        mm(dact_.data(), dx, weight(lw.wproj), N, F, C, false, false, 0.0f);
+      }
     }
     Operand dact{dact_.data(), nullptr};
-    {
+    if (relu2_in_down) {
+      dact.h = h1_.data();
+    } else {
       Zone z(profile::kRelu2);
       if (precision_ == Precision::kBf16) {  // straight into the GEMM operand
         k_.relu2_bwd_bf16(h1_.data(), dact_h_.data(), a.fc_h.data(), N * F);

@@ -519,6 +519,72 @@ TEST(KernelParity, MatmulBf16OutAllTransposes) {
     }
 }
 
+// The bf16-output GEMM with the MLP's activation in its epilogue (KernelTable's optional
+// matmul_bf16_out_relu2 and matmul_bf16_out_relu2_bwd, where the backend has them): the product
+// within bf16 rounding of the double one, and the activation, forward or backward, exactly
+// relu2_fwd_bf16 / relu2_bwd_bf16 of the product as matmul_bf16_out rounds it (the same GEMM).
+// Shapes for our AVX-512-BF16 GEMM's paths (row tails, a column tail, one row block split by
+// columns, several blocks a thread) and for those it declines (A transposed, k odd: composed).
+TEST(KernelParity, MatmulBf16OutWithTheActivation) {
+  const KernelTable& k = cpu;
+  if (!k.matmul_bf16_out_relu2 || !k.matmul_bf16_out_relu2_bwd)
+    GTEST_SKIP() << "the " << k.name << " backend has no fused bf16 GEMM + activation";
+  struct Case { int64_t m, n, k; bool ta, tb; };
+  std::vector<Case> cases;
+  for (bool tb : {false, true})
+    for (Case c : {Case{37, 64, 46, false, false}, Case{130, 96, 258, false, false}, Case{5, 300, 64, false, false},
+                   Case{200, 33, 2, false, false}, Case{16, 1024, 64, false, false}, Case{520, 320, 96, false, false},
+                   Case{41, 70, 45, false, false}, Case{64, 96, 64, true, false}})
+      cases.push_back({c.m, c.n, c.k, c.ta, tb});
+  for (const Case& cs : cases) {
+    const std::string what = std::to_string(cs.m) + "x" + std::to_string(cs.n) + "x" + std::to_string(cs.k) +
+                             " ta " + std::to_string(cs.ta) + " tb " + std::to_string(cs.tb);
+    const auto mn = size_t(cs.m * cs.n);
+    std::vector<uint16_t> a(size_t(cs.m * cs.k)), b(size_t(cs.k * cs.n)), x(mn);
+    {
+      const auto af = to_f32(randn(cs.m * cs.k, 91)), bf = to_f32(randn(cs.k * cs.n, 92));
+      const auto xf = to_f32(randn(cs.m * cs.n, 93));
+      ref::to_bf16(a.data(), af.data(), int64_t(a.size()));
+      ref::to_bf16(b.data(), bf.data(), int64_t(b.size()));
+      ref::to_bf16(x.data(), xf.data(), int64_t(x.size()));
+    }
+    Vec exact(mn);
+    ref::matmul_bf16<double>(exact.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, 0.0);
+    double scale = 0;
+    for (double e : exact) scale = std::max(scale, std::abs(e));
+    std::vector<uint16_t> plain(mn, 0x1234), c(mn, 0x1234), act(mn, 0x1234), want(mn), dinp(mn, 0x1234);
+    k.matmul_bf16_out(plain.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
+    int bad = 0;
+    for (size_t i = 0; i < mn; ++i)
+      bad += std::abs(ref::from_bf16_1(plain[i]) - exact[i]) > std::ldexp(std::abs(exact[i]), -8) + 1e-5 * scale;
+    EXPECT_EQ(bad, 0) << what;
+    // Forward: C as matmul_bf16_out writes it, and its activation.
+    k.matmul_bf16_out_relu2(c.data(), act.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
+    EXPECT_EQ(c, plain) << what;
+    ref::relu2_fwd_bf16(want.data(), plain.data(), int64_t(mn));
+    EXPECT_EQ(act, want) << what;
+    // Backward: the activation's gradient from the product and the pre-activation x, also over x,
+    // compared as values (relu2_bwd_bf16's vector versions may write -0 where the reference
+    // writes 0).
+    ref::relu2_bwd_bf16(want.data(), plain.data(), x.data(), int64_t(mn));
+    const auto values = [](const std::vector<uint16_t>& h) {
+      std::vector<float> f(h.size());
+      for (size_t i = 0; i < h.size(); ++i) f[i] = ref::from_bf16_1(h[i]);
+      return f;
+    };
+    k.matmul_bf16_out_relu2_bwd(dinp.data(), x.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
+    EXPECT_EQ(values(dinp), values(want)) << what;
+    k.matmul_bf16_out_relu2_bwd(x.data(), x.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
+    EXPECT_EQ(values(x), values(want)) << what << " (dinp over inp)";
+  }
+  if (cpu_features().avx512bf16) {  // what our GEMM declines, it leaves untouched
+    std::vector<uint16_t> a(64 * 64, 0x3f80), c(64 * 64, 0x1234);
+    EXPECT_FALSE(cpu::gemm_rows_bf16_avx512(c.data(), nullptr, nullptr, a.data(), a.data(), 64, 64, 64, true, false));
+    EXPECT_FALSE(cpu::gemm_rows_bf16_avx512(c.data(), nullptr, nullptr, a.data(), a.data(), 64, 64, 63, false, false));
+    EXPECT_EQ(c, std::vector<uint16_t>(64 * 64, 0x1234));
+  }
+}
+
 // The whole-GEMM AMX kernel (where this CPU has AMX) on each of its paths, against the double
 // product of the same bf16 operands: A read in place (64-byte aligned rows of whole 32-k steps)
 // or packed (a row tail, a k tail, misaligned operands, A^T B with m > n and m <= n, and from

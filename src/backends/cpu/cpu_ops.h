@@ -15,10 +15,13 @@ namespace nt::cpu {
 // kScratchSlots), grown to at least `bytes` (thread_scratch.cc).
 constexpr int kScratchXent = 19;  // attention_tiled.h's slots come first
 constexpr int kScratchAmxX = 20, kScratchAmxY = 21;
-constexpr int kScratchRelu2 = 22;  // matmul_bf16_relu2_tiles's activation, where it composes
+// matmul_bf16_relu2_tiles's activation and matmul_bf16_out_relu2_bwd_avx512's product, where
+// they compose
+constexpr int kScratchRelu2 = 22;
 constexpr int kScratchAmxXAll = 23;  // matmul_bf16_amx's X packed whole for all threads
 constexpr int kScratchSymmetricB = 24;  // symmetric_product_f32_avx512's B in pair panels
-constexpr int kScratchSlots = 25;
+constexpr int kScratchRowsB = 25;       // gemm_rows_bf16_avx512's B panels, for all threads
+constexpr int kScratchSlots = 26;
 void* thread_scratch(int slot, size_t bytes);
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
@@ -135,6 +138,23 @@ void matmul_bf16_packed_b_tiles(float* c, const uint16_t* a, const uint16_t* pac
 // KernelTable::matmul_bf16_relu2 on CPUs with AMX (matmul_tiles.cc).
 void matmul_bf16_relu2_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                              bool tb, float beta, bool relu2_a);
+// Our bf16-output GEMM on the AVX-512-BF16 tile (gemm_rows_bf16_avx512.cc): C (m, n) = A op(B)
+// rounded to bf16 (nearest even), A (m, k) rows, multithreaded. With act, also act =
+// bf16(relu(c)^2) of the rounded c (relu2_fwd_bf16's values); with inp instead, c = bf16(2
+// relu(inp) bf16(A op(B))) (relu2_bwd_bf16's values, the product rounded first; c may be inp).
+// act, inp: (m, n) like c. Returns false, having done nothing, for A transposed or k odd (it
+// reads A's elements in pairs), or both act and inp.
+bool gemm_rows_bf16_avx512(uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a, const uint16_t* b,
+                           int64_t m, int64_t n, int64_t k, bool ta, bool tb);
+// KernelTable::matmul_bf16_out, matmul_bf16_out_relu2 and matmul_bf16_out_relu2_bwd on CPUs with
+// AVX-512-BF16 and no AMX: the GEMM above where it takes the shape, else oneDNN (and the
+// activation's own pass).
+void matmul_bf16_out_avx512(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                            bool ta, bool tb);
+void matmul_bf16_out_relu2_avx512(uint16_t* c, uint16_t* act, const uint16_t* a, const uint16_t* b, int64_t m,
+                                  int64_t n, int64_t k, bool ta, bool tb);
+void matmul_bf16_out_relu2_bwd_avx512(uint16_t* dinp, const uint16_t* inp, const uint16_t* a, const uint16_t* b,
+                                      int64_t m, int64_t n, int64_t k, bool ta, bool tb);
 // KernelTable::newton_schulz_bf16 on AMX tiles (newton_schulz_amx.cc): the plain iteration only.
 bool newton_schulz_bf16_amx(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
                             int64_t n, int steps, bool gram);

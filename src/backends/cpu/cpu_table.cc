@@ -46,7 +46,7 @@ KernelTable make_cpu_table() {
       bf16 ? cpu::relu2_fwd_bf16_avx512 : cpu::relu2_fwd_bf16_avx2,
       bf16 ? cpu::relu2_bwd_bf16_avx512 : cpu::relu2_bwd_bf16_avx2,
       amx ? cpu::matmul_bf16_tiles : bf16 ? cpu::matmul_bf16_onednn : cpu::matmul_bf16_widen,
-      amx ? cpu::matmul_bf16_out_tiles : bf16 ? cpu::matmul_bf16_out_onednn : cpu::matmul_bf16_out_widen,
+      amx ? cpu::matmul_bf16_out_tiles : bf16 ? cpu::matmul_bf16_out_avx512 : cpu::matmul_bf16_out_widen,
       bf16 ? cpu::softcap_xent_bf16_avx512 : cpu::softcap_xent_bf16_avx2,
       att_bf16.fwd,
       att_bf16.bwd,
@@ -59,6 +59,8 @@ KernelTable make_cpu_table() {
     t.matmul_bf16_packed_b = cpu::matmul_bf16_packed_b_tiles;
   } else if (bf16) {
     t.newton_schulz_bf16 = cpu::newton_schulz_bf16_avx512;
+    t.matmul_bf16_out_relu2 = cpu::matmul_bf16_out_relu2_avx512;
+    t.matmul_bf16_out_relu2_bwd = cpu::matmul_bf16_out_relu2_bwd_avx512;
   }
   return t;
 }

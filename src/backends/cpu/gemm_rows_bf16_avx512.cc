@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+// Our bf16-output GEMM on the AVX-512-BF16 register tile (contract in cpu_ops.h,
+// gemm_rows_bf16_avx512), for the products whose C is only ever bf16: the MLP's up product and
+// the data gradient of its down product. oneDNN 2.6's inner product with a bf16 C accumulates
+// the whole C in an fp32 buffer and converts it in a second pass (8192 x 2048 x 512: 43.1 ms
+// against 40.1 with an fp32 C); here each 8 x 32 block of C is rounded from the tile's
+// registers, and the MLP's activation, forward or backward, is applied there too, which saves
+// its own pass over memory (relu2_fwd_bf16 / relu2_bwd_bf16 in cpu_ops.h).
+//
+// C = A op(B): A (m, k) bf16 rows read in place (the tile broadcasts one pair of a row's
+// elements at a time); op(B) packed once a call, by all threads, into 32-column panels of k/2
+// pair-rows, pair-row kk of panel p holding the pairs (B(2 kk, j), B(2 kk + 1, j)) for j =
+// 32 p .. 32 p + 31 (zeros past n). Each thread takes row blocks of kBlockRows and runs every
+// panel over them: the block's rows stay in L2 across the panels, each panel in L1 and L2 across
+// the block's tiles. Measured against oneDNN in one process (2 threads, Zen 4, medians of 11):
+// 8192 x 2048 x 512 38.3-40.7 against 43.1-45.6 ms (and 38.8-41.6 against 44.7-47.0 with the
+// activation written too); 8192 x 1024 x 256 10.0 against 11.9-12.3 ms. With an fp32 C oneDNN
+// was as fast or faster, so those products stay there. Built with -mavx512*; called only after
+// a CPUID check.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <cstring>
+
+#include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/simd_avx2.h"
+#include "backends/cpu/simd_avx512.h"
+
+namespace nt::cpu {
+
+namespace {
+
+constexpr int64_t kPanel = 32;       // columns of a B panel and of a tile
+constexpr int64_t kBlockRows = 64;   // rows of A a thread runs every panel over (64 KiB at k 512)
+
+// What a tile writes: C rounded to bf16; that and the activation relu2(C) (rounded as
+// relu2_fwd_bf16 does it, from the rounded C); or the activation's gradient 2 relu(x) bf16(C)
+// from the pre-activation x (relu2_bwd_bf16's rounding), over C.
+enum class Epilogue { kBf16, kBf16Relu2, kRelu2Bwd };
+
+__m512 widen_lo(__m512i v) { return widen_bf16x16(_mm512_castsi512_si256(v)); }
+__m512 widen_hi(__m512i v) { return widen_bf16x16(_mm512_extracti64x4_epi64(v, 1)); }
+__m512i round_pair(__m512 lo, __m512 hi) { return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo)); }
+
+// Rows r of a tile's output, 32 columns under mask m: the accumulators lo (columns 0-15) and hi
+// (16-31) through the epilogue; c, act and inp point at the row's first column.
+template <Epilogue E>
+inline void emit_row(uint16_t* c, uint16_t* act, const uint16_t* inp, __m512 lo, __m512 hi, __mmask32 m) {
+  const __m512i v = round_pair(lo, hi);
+  const __m512 zero = _mm512_setzero_ps();
+  if constexpr (E == Epilogue::kRelu2Bwd) {
+    const __m512i x = _mm512_maskz_loadu_epi16(m, inp);
+    const __m512 two = _mm512_set1_ps(2.0f);
+    const __m512 rlo = _mm512_max_ps(widen_lo(x), zero), rhi = _mm512_max_ps(widen_hi(x), zero);
+    const __m512i d = round_pair(_mm512_mul_ps(_mm512_mul_ps(two, rlo), widen_lo(v)),
+                                 _mm512_mul_ps(_mm512_mul_ps(two, rhi), widen_hi(v)));
+    _mm512_mask_storeu_epi16(c, m, d);
+    return;
+  }
+  _mm512_mask_storeu_epi16(c, m, v);
+  if constexpr (E == Epilogue::kBf16Relu2) {
+    const __m512 rlo = _mm512_max_ps(widen_lo(v), zero), rhi = _mm512_max_ps(widen_hi(v), zero);
+    _mm512_mask_storeu_epi16(act, m, round_pair(_mm512_mul_ps(rlo, rlo), _mm512_mul_ps(rhi, rhi)));
+  }
+}
+
+// MR (<= 8) rows x 32 columns of C over k2 pair-rows of the panel bp: 2 MR accumulators, per
+// pair-row two loads of B and one broadcast of A a row (gemm_vnni_bf16_avx512's tile).
+template <int MR, Epilogue E>
+void tile(uint16_t* c, uint16_t* act, const uint16_t* inp, int64_t ldc, const uint16_t* a, int64_t lda,
+          const uint16_t* bp, int64_t k2, __mmask32 m) {
+  __m512 c0[MR], c1[MR];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) c0[r] = c1[r] = _mm512_setzero_ps();
+  for (int64_t kk = 0; kk < k2; ++kk) {
+    const __m512bh b0 = (__m512bh)_mm512_load_si512(bp + kk * 2 * kPanel);
+    const __m512bh b1 = (__m512bh)_mm512_load_si512(bp + kk * 2 * kPanel + kPanel);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, a + r * lda + 2 * kk, 4);
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
+      c0[r] = _mm512_dpbf16_ps(c0[r], av, b0);
+      c1[r] = _mm512_dpbf16_ps(c1[r], av, b1);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+    emit_row<E>(c + r * ldc, act ? act + r * ldc : nullptr, inp ? inp + r * ldc : nullptr, c0[r], c1[r], m);
+}
+
+template <Epilogue E>
+void tiles(uint16_t* c, uint16_t* act, const uint16_t* inp, int64_t ldc, const uint16_t* a, int64_t lda,
+           const uint16_t* bp, int64_t k2, int64_t rows, __mmask32 m) {
+  int64_t i = 0;
+  for (; i + 8 <= rows; i += 8)
+    tile<8, E>(c + i * ldc, act ? act + i * ldc : nullptr, inp ? inp + i * ldc : nullptr, ldc, a + i * lda, lda, bp,
+               k2, m);
+  uint16_t *ct = c + i * ldc, *at = act ? act + i * ldc : nullptr;
+  const uint16_t *it = inp ? inp + i * ldc : nullptr, *ar = a + i * lda;
+  switch (rows - i) {
+    case 7: tile<7, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
+    case 6: tile<6, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
+    case 5: tile<5, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
+    case 4: tile<4, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
+    case 3: tile<3, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
+    case 2: tile<2, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
+    case 1: tile<1, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
+    default: break;
+  }
+}
+
+// Rows 2 kk and 2 kk + 1 (32 bf16 each) -> their 32 pairs, in two halves of 16.
+__m512i interleave_rows(__m512i r0, __m512i r1, int half) {
+  const __m512i first = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6,
+                                         37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+  return _mm512_permutex2var_epi16(r0, _mm512_add_epi16(first, _mm512_set1_epi16(short(16 * half))), r1);
+}
+
+// Panel p of op(B) (k x n; B is (n, k) rows with tb, else (k, n) rows) into dst: k/2 pair-rows of
+// 32 pairs.
+void pack_panel(uint16_t* dst, const uint16_t* b, int64_t n, int64_t k, bool tb, int64_t p) {
+  const int64_t j0 = kPanel * p, cols = n - j0 < kPanel ? n - j0 : kPanel, k2 = k / 2;
+  if (tb) {  // pairs are 32-bit words of B's rows: transpose a (cols x k/2) block of words
+    if (cols < kPanel) std::memset(dst, 0, size_t(k2 * 2 * kPanel) * sizeof(uint16_t));
+    transpose_32bit(reinterpret_cast<uint32_t*>(dst), kPanel, reinterpret_cast<const uint32_t*>(b + j0 * k), k2, cols,
+                    k2);
+    return;
+  }
+  const __mmask32 m = lanes32(cols);
+  for (int64_t kk = 0; kk < k2; ++kk) {
+    const __m512i r0 = _mm512_maskz_loadu_epi16(m, b + 2 * kk * n + j0);
+    const __m512i r1 = _mm512_maskz_loadu_epi16(m, b + (2 * kk + 1) * n + j0);
+    _mm512_store_si512(dst + kk * 2 * kPanel, interleave_rows(r0, r1, 0));
+    _mm512_store_si512(dst + kk * 2 * kPanel + kPanel, interleave_rows(r0, r1, 1));
+  }
+}
+
+template <Epilogue E>
+void run(uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
+         int64_t k, bool tb) {
+  const int64_t panels = (n + kPanel - 1) / kPanel, k2 = k / 2, panel_elems = k2 * 2 * kPanel;
+  uint16_t* const packed =
+      static_cast<uint16_t*>(thread_scratch(kScratchRowsB, size_t(panels * panel_elems) * sizeof(uint16_t)));
+  // Units of work: row blocks, and where they are too few for the threads, column parts too.
+  const int64_t threads = omp_get_max_threads(), blocks = (m + kBlockRows - 1) / kBlockRows;
+  int64_t parts = (2 * threads + blocks - 1) / blocks;
+  if (parts > panels) parts = panels;
+  const int64_t units = blocks * parts;
+#pragma omp parallel
+  {
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < panels; ++p) pack_panel(packed + p * panel_elems, b, n, k, tb, p);
+#pragma omp for schedule(static)
+    for (int64_t u = 0; u < units; ++u) {
+      const int64_t i0 = (u / parts) * kBlockRows, part = u % parts;
+      const int64_t rows = m - i0 < kBlockRows ? m - i0 : kBlockRows;
+      const int64_t p0 = panels * part / parts, p1 = panels * (part + 1) / parts;
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t off = i0 * n + kPanel * p;
+        tiles<E>(c + off, act ? act + off : nullptr, inp ? inp + off : nullptr, n, a + i0 * k, k,
+                 packed + p * panel_elems, k2, rows, lanes32(n - kPanel * p));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool gemm_rows_bf16_avx512(uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a, const uint16_t* b,
+                           int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+  if (ta || m < 1 || n < 1 || k < 2 || k % 2 != 0 || (act && inp)) return false;
+  if (inp) run<Epilogue::kRelu2Bwd>(c, nullptr, inp, a, b, m, n, k, tb);
+  else if (act) run<Epilogue::kBf16Relu2>(c, act, nullptr, a, b, m, n, k, tb);
+  else run<Epilogue::kBf16>(c, nullptr, nullptr, a, b, m, n, k, tb);
+  return true;
+}
+
+void matmul_bf16_out_avx512(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                            bool ta, bool tb) {
+  if (!gemm_rows_bf16_avx512(c, nullptr, nullptr, a, b, m, n, k, ta, tb))
+    matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
+}
+
+void matmul_bf16_out_relu2_avx512(uint16_t* c, uint16_t* act, const uint16_t* a, const uint16_t* b, int64_t m,
+                                  int64_t n, int64_t k, bool ta, bool tb) {
+  if (gemm_rows_bf16_avx512(c, act, nullptr, a, b, m, n, k, ta, tb)) return;
+  matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
+  relu2_fwd_bf16_avx512(act, c, m * n);
+}
+
+void matmul_bf16_out_relu2_bwd_avx512(uint16_t* dinp, const uint16_t* inp, const uint16_t* a, const uint16_t* b,
+                                      int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+  if (gemm_rows_bf16_avx512(dinp, nullptr, inp, a, b, m, n, k, ta, tb)) return;
+  uint16_t* dout = static_cast<uint16_t*>(thread_scratch(kScratchRelu2, size_t(m * n) * sizeof(uint16_t)));
+  matmul_bf16_out_onednn(dout, a, b, m, n, k, ta, tb);
+  relu2_bwd_bf16_avx512(dinp, dout, inp, m * n);
+}
+
+}  // namespace nt::cpu
