@@ -45,7 +45,7 @@ KernelTable make_cpu_table() {
       bf16 ? cpu::rmsnorm_bwd_bf16_avx512 : cpu::rmsnorm_bwd_bf16_avx2,
       bf16 ? cpu::relu2_fwd_bf16_avx512 : cpu::relu2_fwd_bf16_avx2,
       bf16 ? cpu::relu2_bwd_bf16_avx512 : cpu::relu2_bwd_bf16_avx2,
-      amx ? cpu::matmul_bf16_tiles : bf16 ? cpu::matmul_bf16_onednn : cpu::matmul_bf16_widen,
+      amx ? cpu::matmul_bf16_tiles : bf16 ? cpu::matmul_bf16_avx512 : cpu::matmul_bf16_widen,
       amx ? cpu::matmul_bf16_out_tiles : bf16 ? cpu::matmul_bf16_out_avx512 : cpu::matmul_bf16_out_widen,
       bf16 ? cpu::softcap_xent_bf16_avx512 : cpu::softcap_xent_bf16_avx2,
       att_bf16.fwd,

@@ -32,24 +32,55 @@ namespace {
 
 constexpr int64_t kPanel = 32;       // columns of a B panel and of a tile
 constexpr int64_t kBlockRows = 64;   // rows of A a thread runs every panel over (64 KiB at k 512)
+constexpr int64_t kStreamBytes = 8 << 20;  // an fp32 C this large is written past the caches
 
 // What a tile writes: C rounded to bf16; that and the activation relu2(C) (rounded as
-// relu2_fwd_bf16 does it, from the rounded C); or the activation's gradient 2 relu(x) bf16(C)
-// from the pre-activation x (relu2_bwd_bf16's rounding), over C.
-enum class Epilogue { kBf16, kBf16Relu2, kRelu2Bwd };
+// relu2_fwd_bf16 does it, from the rounded C); the activation's gradient 2 relu(x) bf16(C) from
+// the pre-activation x (relu2_bwd_bf16's rounding), over C; or C in fp32 (beta 0).
+enum class Epilogue { kBf16, kBf16Relu2, kRelu2Bwd, kF32 };
+
+// Where a block of tiles writes: C (bf16, or fp32 for kF32), act and inp as the epilogue reads
+// and writes them, all with row stride ldc elements, at the block's first row and column.
+// stream: an fp32 C goes past the caches (whole aligned lines only).
+struct Out {
+  void* c;
+  uint16_t* act;
+  const uint16_t* inp;
+  int64_t ldc;
+  bool stream;
+  Out at(int64_t i, int64_t j, bool f32) const {
+    const int64_t off = i * ldc + j;
+    void* const p = f32 ? static_cast<void*>(static_cast<float*>(c) + off)
+                        : static_cast<void*>(static_cast<uint16_t*>(c) + off);
+    return {p, act ? act + off : nullptr, inp ? inp + off : nullptr, ldc, stream};
+  }
+};
 
 __m512 widen_lo(__m512i v) { return widen_bf16x16(_mm512_castsi512_si256(v)); }
 __m512 widen_hi(__m512i v) { return widen_bf16x16(_mm512_extracti64x4_epi64(v, 1)); }
 __m512i round_pair(__m512 lo, __m512 hi) { return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo)); }
 
-// Rows r of a tile's output, 32 columns under mask m: the accumulators lo (columns 0-15) and hi
-// (16-31) through the epilogue; c, act and inp point at the row's first column.
+// Row r of a tile's output, 32 columns under mask m: the accumulators lo (columns 0-15) and hi
+// (16-31) through the epilogue.
 template <Epilogue E>
-inline void emit_row(uint16_t* c, uint16_t* act, const uint16_t* inp, __m512 lo, __m512 hi, __mmask32 m) {
+inline void emit_row(const Out& o, int64_t r, __m512 lo, __m512 hi, __mmask32 m) {
+  const int64_t off = r * o.ldc;
+  if constexpr (E == Epilogue::kF32) {
+    float* c = static_cast<float*>(o.c) + off;
+    if (o.stream && m == __mmask32(0xffffffffu)) {
+      _mm512_stream_ps(c, lo);
+      _mm512_stream_ps(c + 16, hi);
+    } else {
+      _mm512_mask_storeu_ps(c, __mmask16(m), lo);
+      _mm512_mask_storeu_ps(c + 16, __mmask16(m >> 16), hi);
+    }
+    return;
+  }
+  uint16_t* c = static_cast<uint16_t*>(o.c) + off;
   const __m512i v = round_pair(lo, hi);
   const __m512 zero = _mm512_setzero_ps();
   if constexpr (E == Epilogue::kRelu2Bwd) {
-    const __m512i x = _mm512_maskz_loadu_epi16(m, inp);
+    const __m512i x = _mm512_maskz_loadu_epi16(m, o.inp + off);
     const __m512 two = _mm512_set1_ps(2.0f);
     const __m512 rlo = _mm512_max_ps(widen_lo(x), zero), rhi = _mm512_max_ps(widen_hi(x), zero);
     const __m512i d = round_pair(_mm512_mul_ps(_mm512_mul_ps(two, rlo), widen_lo(v)),
@@ -60,15 +91,14 @@ inline void emit_row(uint16_t* c, uint16_t* act, const uint16_t* inp, __m512 lo,
   _mm512_mask_storeu_epi16(c, m, v);
   if constexpr (E == Epilogue::kBf16Relu2) {
     const __m512 rlo = _mm512_max_ps(widen_lo(v), zero), rhi = _mm512_max_ps(widen_hi(v), zero);
-    _mm512_mask_storeu_epi16(act, m, round_pair(_mm512_mul_ps(rlo, rlo), _mm512_mul_ps(rhi, rhi)));
+    _mm512_mask_storeu_epi16(o.act + off, m, round_pair(_mm512_mul_ps(rlo, rlo), _mm512_mul_ps(rhi, rhi)));
   }
 }
 
 // MR (<= 8) rows x 32 columns of C over k2 pair-rows of the panel bp: 2 MR accumulators, per
 // pair-row two loads of B and one broadcast of A a row (gemm_vnni_bf16_avx512's tile).
 template <int MR, Epilogue E>
-void tile(uint16_t* c, uint16_t* act, const uint16_t* inp, int64_t ldc, const uint16_t* a, int64_t lda,
-          const uint16_t* bp, int64_t k2, __mmask32 m) {
+void tile(const Out& o, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t k2, __mmask32 m) {
   __m512 c0[MR], c1[MR];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) c0[r] = c1[r] = _mm512_setzero_ps();
@@ -85,27 +115,25 @@ void tile(uint16_t* c, uint16_t* act, const uint16_t* inp, int64_t ldc, const ui
     }
   }
 #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r)
-    emit_row<E>(c + r * ldc, act ? act + r * ldc : nullptr, inp ? inp + r * ldc : nullptr, c0[r], c1[r], m);
+  for (int r = 0; r < MR; ++r) emit_row<E>(o, r, c0[r], c1[r], m);
 }
 
+// The tiles of `rows` rows from o's first row, one 32-column panel.
 template <Epilogue E>
-void tiles(uint16_t* c, uint16_t* act, const uint16_t* inp, int64_t ldc, const uint16_t* a, int64_t lda,
-           const uint16_t* bp, int64_t k2, int64_t rows, __mmask32 m) {
+void tiles(const Out& o, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t k2, int64_t rows, __mmask32 m) {
+  constexpr bool f32 = E == Epilogue::kF32;
   int64_t i = 0;
-  for (; i + 8 <= rows; i += 8)
-    tile<8, E>(c + i * ldc, act ? act + i * ldc : nullptr, inp ? inp + i * ldc : nullptr, ldc, a + i * lda, lda, bp,
-               k2, m);
-  uint16_t *ct = c + i * ldc, *at = act ? act + i * ldc : nullptr;
-  const uint16_t *it = inp ? inp + i * ldc : nullptr, *ar = a + i * lda;
+  for (; i + 8 <= rows; i += 8) tile<8, E>(o.at(i, 0, f32), a + i * lda, lda, bp, k2, m);
+  const Out ot = o.at(i, 0, f32);
+  const uint16_t* ar = a + i * lda;
   switch (rows - i) {
-    case 7: tile<7, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
-    case 6: tile<6, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
-    case 5: tile<5, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
-    case 4: tile<4, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
-    case 3: tile<3, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
-    case 2: tile<2, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
-    case 1: tile<1, E>(ct, at, it, ldc, ar, lda, bp, k2, m); break;
+    case 7: tile<7, E>(ot, ar, lda, bp, k2, m); break;
+    case 6: tile<6, E>(ot, ar, lda, bp, k2, m); break;
+    case 5: tile<5, E>(ot, ar, lda, bp, k2, m); break;
+    case 4: tile<4, E>(ot, ar, lda, bp, k2, m); break;
+    case 3: tile<3, E>(ot, ar, lda, bp, k2, m); break;
+    case 2: tile<2, E>(ot, ar, lda, bp, k2, m); break;
+    case 1: tile<1, E>(ot, ar, lda, bp, k2, m); break;
     default: break;
   }
 }
@@ -137,8 +165,7 @@ void pack_panel(uint16_t* dst, const uint16_t* b, int64_t n, int64_t k, bool tb,
 }
 
 template <Epilogue E>
-void run(uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-         int64_t k, bool tb) {
+void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool tb) {
   const int64_t panels = (n + kPanel - 1) / kPanel, k2 = k / 2, panel_elems = k2 * 2 * kPanel;
   uint16_t* const packed =
       static_cast<uint16_t*>(thread_scratch(kScratchRowsB, size_t(panels * panel_elems) * sizeof(uint16_t)));
@@ -151,25 +178,25 @@ void run(uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a, con
   {
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < panels; ++p) pack_panel(packed + p * panel_elems, b, n, k, tb, p);
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t u = 0; u < units; ++u) {
       const int64_t i0 = (u / parts) * kBlockRows, part = u % parts;
       const int64_t rows = m - i0 < kBlockRows ? m - i0 : kBlockRows;
       const int64_t p0 = panels * part / parts, p1 = panels * (part + 1) / parts;
       for (int64_t p = p0; p < p1; ++p) {
-        const int64_t off = i0 * n + kPanel * p;
         // inp's line in each row of panel p + 4, fetched into L2 while this panel's tiles run:
         // inp comes from memory, its rows n elements apart (4 KiB at depth 8: they share one L1
         // set, so L2). Without it the relu2 bwd epilogue waited on every line and made the
         // product 15 % slower than a bf16 C alone; with it 5-7 % (8192 x 2048 x 512: 39.9-40.6
         // against 37.9 ms; 1 or 2 panels ahead, or into L1: 40.0-45.8).
-        if (inp && p + 4 < p1)
+        if (out.inp && p + 4 < p1)
           for (int64_t r = 0; r < rows; ++r)
-            _mm_prefetch(reinterpret_cast<const char*>(inp + off + r * n + 4 * kPanel), _MM_HINT_T1);
-        tiles<E>(c + off, act ? act + off : nullptr, inp ? inp + off : nullptr, n, a + i0 * k, k,
-                 packed + p * panel_elems, k2, rows, lanes32(n - kPanel * p));
+            _mm_prefetch(reinterpret_cast<const char*>(out.inp + (i0 + r) * n + kPanel * (p + 4)), _MM_HINT_T1);
+        tiles<E>(out.at(i0, kPanel * p, E == Epilogue::kF32), a + i0 * k, k, packed + p * panel_elems, k2, rows,
+                 lanes32(n - kPanel * p));
       }
     }
+    if (out.stream) _mm_sfence();  // the streaming stores are seen before the region's barrier
   }
 }
 
@@ -178,10 +205,27 @@ void run(uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a, con
 bool gemm_rows_bf16_avx512(uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a, const uint16_t* b,
                            int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   if (ta || m < 1 || n < 1 || k < 2 || k % 2 != 0 || (act && inp)) return false;
-  if (inp) run<Epilogue::kRelu2Bwd>(c, nullptr, inp, a, b, m, n, k, tb);
-  else if (act) run<Epilogue::kBf16Relu2>(c, act, nullptr, a, b, m, n, k, tb);
-  else run<Epilogue::kBf16>(c, nullptr, nullptr, a, b, m, n, k, tb);
+  const Out out{c, act, inp, n, false};
+  if (inp) run<Epilogue::kRelu2Bwd>(out, a, b, m, n, k, tb);
+  else if (act) run<Epilogue::kBf16Relu2>(out, a, b, m, n, k, tb);
+  else run<Epilogue::kBf16>(out, a, b, m, n, k, tb);
   return true;
+}
+
+bool gemm_rows_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+                          bool tb) {
+  if (ta || m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
+  // C from kStreamBytes up, in whole lines, goes past the caches (write-allocating it cost more).
+  const bool stream = m * n * int64_t(sizeof(float)) >= kStreamBytes && n % 16 == 0 &&
+                      (reinterpret_cast<uintptr_t>(c) & 63) == 0;
+  run<Epilogue::kF32>(Out{c, nullptr, nullptr, n, stream}, a, b, m, n, k, tb);
+  return true;
+}
+
+void matmul_bf16_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+                        bool tb, float beta) {
+  if (beta == 0.0f && !is_gram(a, b, ta, tb, m, n, k, beta) && gemm_rows_f32_avx512(c, a, b, m, n, k, ta, tb)) return;
+  matmul_bf16_onednn(c, a, b, m, n, k, ta, tb, beta);
 }
 
 void matmul_bf16_out_avx512(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
