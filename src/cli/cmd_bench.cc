@@ -269,7 +269,9 @@ void run_bench(const BenchFlags& f) {
                }),
                fl, true, pbf16);
       }
-      if (amx) {  // our AMX GEMM takes some of these products (matmul_tiles.cc): oneDNN's beside it
+      // Our GEMMs take some of these products (AMX: matmul_tiles.cc; AVX-512-BF16:
+      // gemm_rows_bf16_avx512.cc, beta 0): oneDNN's beside them.
+      if (amx || (bf16 && !s.ta)) {
         std::snprintf(name, sizeof name, "  oneDNN bf16 %s", s.what);
         report(name, time_median([&] {
                  cpu::matmul_bf16_onednn(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f);
