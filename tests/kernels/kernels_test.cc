@@ -585,15 +585,16 @@ TEST(KernelParity, MatmulBf16OutWithTheActivation) {
   }
 }
 
-// Our fp32-output GEMM on the AVX-512-BF16 tile (matmul_bf16 with beta 0 where the CPU has it,
-// no AMX) on the paths the shapes above do not reach: a C of 8 MiB and more written with
+// Our fp32-output GEMM on the AVX-512-BF16 tile (matmul_bf16 with beta 0 or 1 where the CPU has
+// it, no AMX) on the paths the shapes above do not reach: a C of 8 MiB and more written with
 // streaming stores (aligned), the same C misaligned (plain stores), a row tail and a column tail
-// at that size; against the double product of the same bf16 operands.
+// at that size, and C += with C's lines fetched ahead; against the double product of the same
+// bf16 operands.
 TEST(KernelParity, MatmulBf16OurF32GemmPaths) {
   if (!cpu_features().avx512bf16) GTEST_SKIP() << "no AVX-512-BF16 on this CPU";
-  struct Case { int64_t m, n, k; bool tb; int64_t c_offset; };
-  for (const Case& cs :
-       {Case{1040, 2048, 64, true, 0}, Case{1040, 2048, 64, false, 1}, Case{1037, 2056, 34, false, 0}}) {
+  struct Case { int64_t m, n, k; bool tb; int64_t c_offset; bool add; };
+  for (const Case& cs : {Case{1040, 2048, 64, true, 0, false}, Case{1040, 2048, 64, false, 1, false},
+                         Case{1037, 2056, 34, false, 0, false}, Case{1037, 2056, 34, true, 1, true}}) {
     const std::string what = std::to_string(cs.m) + "x" + std::to_string(cs.n) + "x" + std::to_string(cs.k) +
                              " tb " + std::to_string(cs.tb) + " C offset " + std::to_string(cs.c_offset);
     Buffer<uint16_t> a(size_t(cs.m * cs.k)), b(size_t(cs.k * cs.n));
@@ -604,9 +605,10 @@ TEST(KernelParity, MatmulBf16OurF32GemmPaths) {
     }
     Buffer<float> c(size_t(cs.m * cs.n + cs.c_offset));
     for (size_t i = 0; i < c.size(); ++i) c[i] = 7.0f;
-    ASSERT_TRUE(cpu::gemm_rows_f32_avx512(c.data() + cs.c_offset, a.data(), b.data(), cs.m, cs.n, cs.k, false, cs.tb));
-    Vec want(size_t(cs.m * cs.n));
-    ref::matmul_bf16<double>(want.data(), a.data(), b.data(), cs.m, cs.n, cs.k, false, cs.tb, 0.0);
+    ASSERT_TRUE(
+        cpu::gemm_rows_f32_avx512(c.data() + cs.c_offset, a.data(), b.data(), cs.m, cs.n, cs.k, false, cs.tb, cs.add));
+    Vec want(size_t(cs.m * cs.n), 7.0);
+    ref::matmul_bf16<double>(want.data(), a.data(), b.data(), cs.m, cs.n, cs.k, false, cs.tb, cs.add ? 1.0 : 0.0);
     EXPECT_LT(rel_err(to_f64(c.data() + cs.c_offset, want.size()), want), 1e-5) << what;
     if (cs.c_offset) {
       EXPECT_EQ(c[0], 7.0f) << what << ": wrote before C";

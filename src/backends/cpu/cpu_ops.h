@@ -146,11 +146,12 @@ void matmul_bf16_relu2_tiles(float* c, const uint16_t* a, const uint16_t* b, int
 // reads A's elements in pairs), or both act and inp.
 bool gemm_rows_bf16_avx512(uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a, const uint16_t* b,
                            int64_t m, int64_t n, int64_t k, bool ta, bool tb);
-// The same GEMM with an fp32 C (beta 0; C of 8 MiB and more written past the caches).
+// The same GEMM with an fp32 C: C = A op(B) (a C of 8 MiB and more written past the caches), or
+// with add C += A op(B).
 bool gemm_rows_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
-                          bool tb);
+                          bool tb, bool add = false);
 // KernelTable::matmul_bf16 on CPUs with AVX-512-BF16 and no AMX: gemm_rows_f32_avx512 for beta 0
-// (but the Gram products, whose upper triangle matmul_bf16_onednn multiplies), else oneDNN.
+// and 1 (but the Gram products, whose upper triangle matmul_bf16_onednn multiplies), else oneDNN.
 void matmul_bf16_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                         bool tb, float beta);
 // KernelTable::matmul_bf16_out, matmul_bf16_out_relu2 and matmul_bf16_out_relu2_bwd on CPUs with
