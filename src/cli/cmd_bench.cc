@@ -270,7 +270,7 @@ void run_bench(const BenchFlags& f) {
                fl, true, pbf16);
       }
       // Our GEMMs take some of these products (AMX: matmul_tiles.cc; AVX-512-BF16:
-      // gemm_rows_bf16_avx512.cc, beta 0): oneDNN's beside them.
+      // gemm_rows_avx512.cc, beta 0 or 1): oneDNN's beside them.
       if (amx || (bf16 && !s.ta)) {
         std::snprintf(name, sizeof name, "  oneDNN bf16 %s", s.what);
         report(name, time_median([&] {

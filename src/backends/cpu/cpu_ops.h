@@ -138,7 +138,7 @@ void matmul_bf16_packed_b_tiles(float* c, const uint16_t* a, const uint16_t* pac
 // KernelTable::matmul_bf16_relu2 on CPUs with AMX (matmul_tiles.cc).
 void matmul_bf16_relu2_tiles(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                              bool tb, float beta, bool relu2_a);
-// Our bf16-output GEMM on the AVX-512-BF16 tile (gemm_rows_bf16_avx512.cc): C (m, n) = A op(B)
+// Our GEMM on the AVX-512-BF16 tile (gemm_rows_avx512.cc), bf16 output: C (m, n) = A op(B)
 // rounded to bf16 (nearest even), A (m, k) rows, multithreaded. With act, also act =
 // bf16(relu(c)^2) of the rounded c (relu2_fwd_bf16's values); with inp instead, c = bf16(2
 // relu(inp) bf16(A op(B))) (relu2_bwd_bf16's values, the product rounded first; c may be inp).

@@ -1,22 +1,25 @@
 // SPDX-License-Identifier: MIT
-// Our bf16-output GEMM on the AVX-512-BF16 register tile (contract in cpu_ops.h,
-// gemm_rows_bf16_avx512), for the products whose C is only ever bf16: the MLP's up product and
-// the data gradient of its down product. oneDNN 2.6's inner product with a bf16 C accumulates
-// the whole C in an fp32 buffer and converts it in a second pass (8192 x 2048 x 512: 43.1 ms
-// against 40.1 with an fp32 C); here each 8 x 32 block of C is rounded from the tile's
-// registers, and the MLP's activation, forward or backward, is applied there too, which saves
-// its own pass over memory (relu2_fwd_bf16 / relu2_bwd_bf16 in cpu_ops.h).
+// Our GEMM on the AVX-512-BF16 register tile for the products whose A is not transposed (contract
+// in cpu_ops.h, gemm_rows_bf16_avx512 / gemm_rows_f32_avx512), on CPUs with AVX-512-BF16 and no
+// AMX: the linear layers' forward products and data gradients, the head's forward and data
+// gradient. It began with a bf16 C: oneDNN 2.6's inner product accumulates the whole C in an
+// fp32 buffer and converts it in a second pass (8192 x 2048 x 512: 43.1 ms against 40.1 with an
+// fp32 C); here each 8 x 32 block of C is rounded from the tile's registers, and the MLP's
+// activation, forward or backward, is applied there too, which saves its own pass over memory
+// (relu2_fwd_bf16 / relu2_bwd_bf16 in cpu_ops.h). With an fp32 C (streamed past the caches when
+// large, or added to) it is 0-13 % faster than oneDNN on this model's shapes too.
 //
 // C = A op(B): A (m, k) bf16 rows read in place (the tile broadcasts one pair of a row's
 // elements at a time); op(B) packed once a call, by all threads, into 32-column panels of k/2
 // pair-rows, pair-row kk of panel p holding the pairs (B(2 kk, j), B(2 kk + 1, j)) for j =
 // 32 p .. 32 p + 31 (zeros past n). Each thread takes row blocks of kBlockRows and runs every
 // panel over them: the block's rows stay in L2 across the panels, each panel in L1 and L2 across
-// the block's tiles. Measured against oneDNN in one process (2 threads, Zen 4, medians of 11):
-// 8192 x 2048 x 512 38.3-40.7 against 43.1-45.6 ms (and 38.8-41.6 against 44.7-47.0 with the
-// activation written too); 8192 x 1024 x 256 10.0 against 11.9-12.3 ms. With an fp32 C oneDNN
-// was as fast or faster, so those products stay there. Built with -mavx512*; called only after
-// a CPUID check.
+// the block's tiles. Measured against oneDNN in one process (2 threads, Zen 4, medians of 7-11;
+// docs/PERFORMANCE.md has the table): 8192 x 2048 x 512 with a bf16 C 38.3-40.7 against
+// 43.1-45.6 ms (38.8-41.6 against 44.7-47.0 with the activation written too); 8192 x 1024 x 256
+// 10.0 against 11.9-12.3 ms; fp32 C, q k v's forward 8192 x 1536 x 512 29.6 against 30.4 ms,
+// c_fc's data gradient 8192 x 512 x 2048 38.7 against 40.8. Built with -mavx512*; called only
+// after a CPUID check.
 #include <immintrin.h>
 #include <omp.h>
 
@@ -36,7 +39,7 @@ constexpr int64_t kStreamBytes = 8 << 20;  // an fp32 C this large is written pa
 
 // What a tile writes: C rounded to bf16; that and the activation relu2(C) (rounded as
 // relu2_fwd_bf16 does it, from the rounded C); the activation's gradient 2 relu(x) bf16(C) from
-// the pre-activation x (relu2_bwd_bf16's rounding), over C; or C in fp32 (beta 0).
+// the pre-activation x (relu2_bwd_bf16's rounding), over C; C in fp32 (beta 0); or C += in fp32.
 enum class Epilogue { kBf16, kBf16Relu2, kRelu2Bwd, kF32, kF32Add };
 
 // Where a block of tiles writes: C (bf16, or fp32 for kF32), act and inp as the epilogue reads
