@@ -105,25 +105,14 @@ inline void emit_row(const Out& o, int64_t r, __m512 lo, __m512 hi, __mmask32 m)
   }
 }
 
-// MR (<= 8) rows x 32 columns of C over k2 pair-rows of the panel bp: 2 MR accumulators, per
-// pair-row two loads of B and one broadcast of A a row (gemm_vnni_bf16_avx512's tile).
+// MR (<= 8) rows x 32 columns of C over k2 pair-rows of the panel bp (bf16_tile_product, the
+// attention's tile), then the epilogue.
 template <int MR, Epilogue E>
 void tile(const Out& o, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t k2, __mmask32 m) {
   __m512 c0[MR], c1[MR];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) c0[r] = c1[r] = _mm512_setzero_ps();
-  for (int64_t kk = 0; kk < k2; ++kk) {
-    const __m512bh b0 = (__m512bh)_mm512_load_si512(bp + kk * 2 * kPanel);
-    const __m512bh b1 = (__m512bh)_mm512_load_si512(bp + kk * 2 * kPanel + kPanel);
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      int32_t pair;
-      std::memcpy(&pair, a + r * lda + 2 * kk, 4);
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
-      c0[r] = _mm512_dpbf16_ps(c0[r], av, b0);
-      c1[r] = _mm512_dpbf16_ps(c1[r], av, b1);
-    }
-  }
+  bf16_tile_product<MR>(c0, c1, a, lda, bp, 2 * kPanel, k2, __mmask16(0xffff), __mmask16(0xffff));
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) emit_row<E>(o, r, c0[r], c1[r], m);
 }

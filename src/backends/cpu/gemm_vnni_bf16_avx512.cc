@@ -8,17 +8,12 @@
 // CPUID check.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/simd_avx512.h"
 
 namespace nt::cpu {
 
 namespace {
-
-inline __m512bh load_pairs(const uint16_t* p, __mmask16 mask) {
-  return (__m512bh)_mm512_maskz_loadu_epi32(mask, p);
-}
 
 template <int MR>
 inline void tile(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t ldb,
@@ -26,18 +21,7 @@ inline void tile(float* c, int64_t ldc, const uint16_t* a, int64_t lda, const ui
   __m512 c0[MR], c1[MR];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) c0[r] = c1[r] = _mm512_setzero_ps();
-  for (int64_t kk = 0; kk < k2; ++kk) {
-    const uint16_t* b = bp + kk * ldb;
-    const __m512bh b0 = load_pairs(b, m0), b1 = load_pairs(b + 32, m1);
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      int32_t pair;
-      std::memcpy(&pair, a + r * lda + 2 * kk, 4);
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
-      c0[r] = _mm512_dpbf16_ps(c0[r], av, b0);
-      c1[r] = _mm512_dpbf16_ps(c1[r], av, b1);
-    }
-  }
+  bf16_tile_product<MR>(c0, c1, a, lda, bp, ldb, k2, m0, m1);
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     float* cr = c + r * ldc;

@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 namespace nt::cpu {
 // Internal linkage: these inline functions are compiled into translation units built with
@@ -114,6 +115,30 @@ inline __mmask16 lanes16(int64_t n) {
 }
 inline __mmask32 lanes32(int64_t n) {
   return n >= 32 ? __mmask32(0xffffffffu) : n <= 0 ? __mmask32(0) : __mmask32((1u << n) - 1);
+}
+
+// The AVX-512-BF16 register tile's reduction, shared by gemm_vnni_bf16_avx512 (the attention's
+// products) and gemm_rows_avx512 (the linear layers'): c0, c1 (MR rows x 32 columns of fp32)
+// += A B over k2 pair-rows. A: MR rows of bf16, lda elements apart, read a pair of elements at a
+// time (one 32-bit broadcast a row); B: pair-rows of 32 pairs, ldb elements apart, its two
+// 16-pair halves loaded under m0 and m1. 2 MR independent vdpbf16ps chains: with MR = 8 they
+// keep both FMA pipes busy.
+template <int MR>
+inline void bf16_tile_product(__m512 (&c0)[MR], __m512 (&c1)[MR], const uint16_t* a, int64_t lda, const uint16_t* bp,
+                              int64_t ldb, int64_t k2, __mmask16 m0, __mmask16 m1) {
+  for (int64_t kk = 0; kk < k2; ++kk) {
+    const uint16_t* b = bp + kk * ldb;
+    const __m512bh b0 = (__m512bh)_mm512_maskz_loadu_epi32(m0, b);
+    const __m512bh b1 = (__m512bh)_mm512_maskz_loadu_epi32(m1, b + 32);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, a + r * lda + 2 * kk, 4);
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
+      c0[r] = _mm512_dpbf16_ps(c0[r], av, b0);
+      c1[r] = _mm512_dpbf16_ps(c1[r], av, b1);
+    }
+  }
 }
 
 }  // namespace
