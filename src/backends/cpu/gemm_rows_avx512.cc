@@ -42,7 +42,7 @@ constexpr int64_t kStreamBytes = 8 << 20;  // an fp32 C this large is written pa
 // the pre-activation x (relu2_bwd_bf16's rounding), over C; C in fp32 (beta 0); or C += in fp32.
 enum class Epilogue { kBf16, kBf16Relu2, kRelu2Bwd, kF32, kF32Add };
 
-// Where a block of tiles writes: C (bf16, or fp32 for kF32), act and inp as the epilogue reads
+// Where a block of tiles writes: C (bf16, or fp32 for kF32 and kF32Add), act and inp as the epilogue reads
 // and writes them, all with row stride ldc elements, at the block's first row and column.
 // stream: an fp32 C goes past the caches (whole aligned lines only).
 struct Out {
