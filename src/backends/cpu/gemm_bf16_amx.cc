@@ -62,15 +62,6 @@ __m512i line_or_zero(bool inside, const uint16_t* p, __mmask32 m) {
   return inside ? _mm512_maskz_loadu_epi16(m, p) : _mm512_setzero_si512();
 }
 
-// Half h of 32 bf16 of row a and of row b -> 16 pairs (a_r, b_r) with r = 16 h + 0..15: the
-// k-pair order of both tile kinds.
-__m512i interleave_pairs(__m512i a, __m512i b, int h) {
-  const __m512i first = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6,
-                                         37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
-  const __m512i idx = _mm512_add_epi16(first, _mm512_set1_epi16(short(16 * h)));
-  return _mm512_permutex2var_epi16(a, idx, b);
-}
-
 // One operand as the product reads it: element (i, kk) at p[i * row + kk * col] with exactly one
 // of row, col equal to 1 (k contiguous, or the other index contiguous); relu2: the values are
 // bf16(relu(x)²) of the x stored (the MLP's activation, applied as the operand is packed).
@@ -112,8 +103,8 @@ void pack_x_pair(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_
   for (int64_t q = 0; q < 16; ++q) {
     const __m512i lo = values(x, line_or_zero(2 * q < ks, x.p + (kb + 2 * q) * x.col + ib, rm));
     const __m512i hi = values(x, line_or_zero(2 * q + 1 < ks, x.p + (kb + 2 * q + 1) * x.col + ib, rm));
-    v[0][q] = interleave_pairs(lo, hi, 0);
-    v[1][q] = interleave_pairs(lo, hi, 1);
+    v[0][q] = interleave_bf16_rows(lo, hi, 0);
+    v[1][q] = interleave_bf16_rows(lo, hi, 1);
   }
   for (int h = 0; h < 2; ++h) {
     transpose16(v[h]);
@@ -154,8 +145,8 @@ void pack_y_rows(uint16_t* dst, const Operand& y, int64_t n, int64_t kk0, int64_
       const __m512i lo = values(y, line_or_zero(lo_in, lo_row + 32 * q, cm));
       const __m512i hi = values(y, line_or_zero(hi_in, lo_row + y.row + 32 * q, cm));
       uint16_t* panel = dst + 2 * q * pairs * 32;
-      _mm512_store_si512(panel + 32 * kk, interleave_pairs(lo, hi, 0));
-      _mm512_store_si512(panel + pairs * 32 + 32 * kk, interleave_pairs(lo, hi, 1));
+      _mm512_store_si512(panel + 32 * kk, interleave_bf16_rows(lo, hi, 0));
+      _mm512_store_si512(panel + pairs * 32 + 32 * kk, interleave_bf16_rows(lo, hi, 1));
     }
   }
 }

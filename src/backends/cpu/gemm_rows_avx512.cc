@@ -137,13 +137,6 @@ void tiles(const Out& o, const uint16_t* a, int64_t lda, const uint16_t* bp, int
   }
 }
 
-// Rows 2 kk and 2 kk + 1 (32 bf16 each) -> their 32 pairs, in two halves of 16.
-__m512i interleave_rows(__m512i r0, __m512i r1, int half) {
-  const __m512i first = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6,
-                                         37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
-  return _mm512_permutex2var_epi16(r0, _mm512_add_epi16(first, _mm512_set1_epi16(short(16 * half))), r1);
-}
-
 // Panel p of op(B) (k x n; B is (n, k) rows with tb, else (k, n) rows) into dst: k/2 pair-rows of
 // 32 pairs.
 void pack_panel(uint16_t* dst, const uint16_t* b, int64_t n, int64_t k, bool tb, int64_t p) {
@@ -158,8 +151,8 @@ void pack_panel(uint16_t* dst, const uint16_t* b, int64_t n, int64_t k, bool tb,
   for (int64_t kk = 0; kk < k2; ++kk) {
     const __m512i r0 = _mm512_maskz_loadu_epi16(m, b + 2 * kk * n + j0);
     const __m512i r1 = _mm512_maskz_loadu_epi16(m, b + (2 * kk + 1) * n + j0);
-    _mm512_store_si512(dst + kk * 2 * kPanel, interleave_rows(r0, r1, 0));
-    _mm512_store_si512(dst + kk * 2 * kPanel + kPanel, interleave_rows(r0, r1, 1));
+    _mm512_store_si512(dst + kk * 2 * kPanel, interleave_bf16_rows(r0, r1, 0));
+    _mm512_store_si512(dst + kk * 2 * kPanel + kPanel, interleave_bf16_rows(r0, r1, 1));
   }
 }
 

@@ -101,6 +101,15 @@ inline __m512i interleave_bf16(__m512 r0, __m512 r1) {
   return _mm512_permutexvar_epi16(_mm512_load_si512(kIdx), v);
 }
 
+// Half h of two rows of 32 bf16 -> 16 pairs (r0[j], r1[j]) with j = 16 h + 0..15: the pairs along
+// k of both tile kinds' B layouts (AMX and the AVX-512-BF16 register tile).
+inline __m512i interleave_bf16_rows(__m512i r0, __m512i r1, int h) {
+  const __m512i first = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6,
+                                         37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+  const __m512i idx = _mm512_add_epi16(first, _mm512_set1_epi16(short(16 * h)));
+  return _mm512_permutex2var_epi16(r0, idx, r1);
+}
+
 // Two rows of 16 floats interleaved into 16 pairs (r0[j], r1[j]), 32 floats: lo holds pairs
 // 0-7, hi pairs 8-15 (the fp32 pair tile's B layout).
 inline void interleave_f32(__m512 r0, __m512 r1, __m512& lo, __m512& hi) {
