@@ -228,9 +228,11 @@ bool gemm_rows_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_
 
 void matmul_bf16_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                         bool tb, float beta) {
-  if ((beta == 0.0f || beta == 1.0f) && !is_gram(a, b, ta, tb, m, n, k, beta) &&
-      gemm_rows_f32_avx512(c, a, b, m, n, k, ta, tb, beta == 1.0f))
-    return;
+  if ((beta == 0.0f || beta == 1.0f) && !is_gram(a, b, ta, tb, m, n, k, beta)) {
+    if (ta && !tb ? gemm_at_f32_avx512(c, a, b, m, n, k, beta == 1.0f)
+                  : gemm_rows_f32_avx512(c, a, b, m, n, k, ta, tb, beta == 1.0f))
+      return;
+  }
   matmul_bf16_onednn(c, a, b, m, n, k, ta, tb, beta);
 }
 

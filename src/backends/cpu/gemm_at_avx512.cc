@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+// Our GEMM on the AVX-512-BF16 register tile for A transposed, C (m, n) = A^T B or C += A^T B with
+// A (k, m) and B (k, n) bf16 rows and k long (contract in cpu_ops.h, gemm_at_f32_avx512): the
+// weight gradients dW = dY^T X, summed over a step's tokens, and the head's over a chunk of them.
+// It takes the shapes whose C has more rows than columns (c_fc's, q k v's and the head's
+// gradients); oneDNN 2.6 keeps the others, on which this scheme measured at par or slower.
+//
+// Blocked along k as in GotoBLAS. For each block of kc rows of A and B, each thread packs the
+// block of B into 32-column pair panels (gemm_rows_avx512.cc's layout; kc keeps it within
+// kBlockBytes, in L2), then walks its own rows of C 32 at a time: it packs those 32 columns of A's
+// block into four strips of 8 (a pair of rows of A per pair-row, in L1) and runs each strip
+// against every panel, the 8 x 32 tile adding the block's sum to C (loaded and stored once a
+// block). The threads split C's rows, so they share nothing and never wait on each other.
+// Measured against oneDNN in one process (2 threads, Zen 4, the better of medians of 7 in two
+// runs; docs/PERFORMANCE.md has the table): c_fc's gradient 1024 x 256 x 8192 10.9 against
+// 12.1-12.4 ms, 2048 x 512 x 8192 41.4-41.9 against 43.3-43.7; the head's 8192 x 512 x 1024 20.6
+// against 21.4; q k v's and the head's at d 256 at par.
+// Built with -mavx512*; called only after a CPUID check.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <cstring>
+
+#include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/simd_avx2.h"
+#include "backends/cpu/simd_avx512.h"
+
+namespace nt::cpu {
+
+namespace {
+
+constexpr int64_t kPanel = 32;              // columns of a B panel and of a tile
+constexpr int64_t kStrip = 8;               // rows of a tile: columns of A in a packed strip
+constexpr int64_t kGroup = 4 * kStrip;      // columns of A packed together: a 64-byte line a row
+constexpr int64_t kBlockBytes = 512 << 10;  // the packed block of B, at most (1 MiB measured the same)
+constexpr int64_t kAhead = 2;               // slices a fetch runs ahead (Next)
+
+// A group: columns i0 .. i0 + 31 of A's rows k0 .. k0 + kb (kb even) packed into four strips of
+// kb / 2 pair-rows; pair-row kk of strip s holds the pairs (A(k0 + 2 kk, i), A(k0 + 2 kk + 1, i))
+// for i = i0 + 8 s .. i0 + 8 s + 7 (zeros past m), 16 elements, and strip s starts at dst + s kb 8.
+void pack_group(uint16_t* dst, const uint16_t* a, int64_t m, int64_t i0, int64_t k0, int64_t kb) {
+  const __mmask32 msk = lanes32(m - i0);
+  const int64_t strip = kb * kStrip;
+  for (int64_t kk = 0; kk < kb / 2; ++kk) {
+    const __m512i r0 = _mm512_maskz_loadu_epi16(msk, a + (k0 + 2 * kk) * m + i0);
+    const __m512i r1 = _mm512_maskz_loadu_epi16(msk, a + (k0 + 2 * kk + 1) * m + i0);
+    const __m512i lo = interleave_bf16_rows(r0, r1, 0), hi = interleave_bf16_rows(r0, r1, 1);
+    uint16_t* d = dst + kk * 2 * kStrip;
+    _mm256_store_si256(reinterpret_cast<__m256i*>(d), _mm512_castsi512_si256(lo));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(d + strip), _mm512_extracti64x4_epi64(lo, 1));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(d + 2 * strip), _mm512_castsi512_si256(hi));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(d + 3 * strip), _mm512_extracti64x4_epi64(hi, 1));
+  }
+}
+
+// A block of B: B's rows k0 .. k0 + kb packed into panels of kb / 2 pair-rows of 32 pairs (zeros
+// past n), panel p at dst + p kb 32; row by row, so that B's rows are read front to back (panel by
+// panel they missed the caches line by line).
+void pack_block(uint16_t* dst, const uint16_t* b, int64_t n, int64_t panels, int64_t k0, int64_t kb) {
+  for (int64_t kk = 0; kk < kb / 2; ++kk) {
+    const uint16_t* const r0 = b + (k0 + 2 * kk) * n;
+    const uint16_t* const r1 = r0 + n;
+    for (int64_t p = 0; p < panels; ++p) {
+      const __mmask32 msk = lanes32(n - kPanel * p);
+      const __m512i v0 = _mm512_maskz_loadu_epi16(msk, r0 + kPanel * p);
+      const __m512i v1 = _mm512_maskz_loadu_epi16(msk, r1 + kPanel * p);
+      uint16_t* const d = dst + p * kb * kPanel + kk * 2 * kPanel;
+      _mm512_store_si512(d, interleave_bf16_rows(v0, v1, 0));
+      _mm512_store_si512(d + kPanel, interleave_bf16_rows(v0, v1, 1));
+    }
+  }
+}
+
+// Fetch into L2 the lines of rows k0 + 2 kk0 .. k0 + 2 kk1 - 1 (ld elements apart) that hold elements j0 ..
+// j0 + cols - 1.
+void fetch_rows(const uint16_t* x, int64_t ld, int64_t j0, int64_t cols, int64_t k0, int64_t kk0, int64_t kk1) {
+  for (int64_t r = k0 + 2 * kk0; r < k0 + 2 * kk1; ++r)
+    for (int64_t j = 0; j < cols; j += 32)
+      _mm_prefetch(reinterpret_cast<const char*>(x + r * ld + j0 + j), _MM_HINT_T1);
+}
+
+// C's rows (`rows` <= 8 of them, ldc apart) x 32 columns under mask msk (+)= strip ap x panel bp
+// over k2 pair-rows; with load the tile starts from C, else from zero. `next` is the next
+// tile's C, fetched meanwhile.
+void tile(float* c, int64_t ldc, int64_t rows, __mmask32 msk, const uint16_t* ap, const uint16_t* bp, int64_t k2,
+          bool load, const float* next) {
+  const __mmask16 m0 = __mmask16(msk), m1 = __mmask16(msk >> 16);
+  __m512 c0[kStrip], c1[kStrip];
+#pragma GCC unroll 8
+  for (int r = 0; r < kStrip; ++r) {
+    const bool in = load && r < rows;
+    c0[r] = in ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
+    c1[r] = in ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
+  }
+  if (next)
+    for (int64_t r = 0; r < rows; ++r) {
+      _mm_prefetch(reinterpret_cast<const char*>(next + r * ldc), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(next + r * ldc + 16), _MM_HINT_T1);
+    }
+  for (int64_t kk = 0; kk < k2; ++kk) {
+    const __m512bh b0 = (__m512bh)_mm512_load_si512(bp + kk * 2 * kPanel);
+    const __m512bh b1 = (__m512bh)_mm512_load_si512(bp + kk * 2 * kPanel + kPanel);
+    const uint16_t* a = ap + kk * 2 * kStrip;
+#pragma GCC unroll 8
+    for (int r = 0; r < kStrip; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, a + 2 * r, 4);
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
+      c0[r] = _mm512_dpbf16_ps(c0[r], av, b0);
+      c1[r] = _mm512_dpbf16_ps(c1[r], av, b1);
+    }
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    _mm512_mask_storeu_ps(c + r * ldc, m0, c0[r]);
+    _mm512_mask_storeu_ps(c + r * ldc + 16, m1, c1[r]);
+  }
+}
+
+// What the tiles fetch while they run: the lines that the next packing will read (the next
+// group's columns of A, one line a row, or the next block of B), a slice of `per` pair-rows a
+// tile, kAhead slices ahead of an even spread (the first tile fetches the first slices too).
+// Packing from memory, the loads missed the caches one by one and left the tiles idle (19 % of
+// the time at the head's shape); fetched a whole group ahead at once, rows a power of two apart
+// (the head's, 16 KiB) fell into a few sets of L2 and evicted each other. Packing the next group
+// a slice per tile into a second buffer, rather than whole once fetched, was 5-8 % slower.
+struct Next {
+  const uint16_t* x = nullptr;  // nullptr: nothing follows
+  int64_t ld = 0, j0 = 0, cols = 0, k0 = 0, kb = 0;
+  int64_t per = 0;
+
+  void slice(int64_t q) const {
+    if (!x) return;
+    const int64_t s0 = (q == 0 ? 0 : q + kAhead) * per, end = (q + kAhead + 1) * per;
+    const int64_t s1 = end < kb / 2 ? end : kb / 2;
+    if (s0 < s1) fetch_rows(x, ld, j0, cols, k0, s0, s1);
+  }
+};
+
+// One thread's share: its groups of 32 rows of C, g0 .. g1 - 1, against every panel.
+void run_rows(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, int64_t kc, int64_t g0,
+              int64_t g1, bool add) {
+  const int64_t panels = (n + kPanel - 1) / kPanel;
+  uint16_t* const bp =
+      static_cast<uint16_t*>(thread_scratch(kScratchAtB, size_t(panels * kc * kPanel) * sizeof(uint16_t)));
+  uint16_t* const ap = static_cast<uint16_t*>(thread_scratch(kScratchAtA, size_t(kc * kGroup) * sizeof(uint16_t)));
+  for (int64_t k0 = 0; k0 < k; k0 += kc) {
+    const int64_t kb = k - k0 < kc ? k - k0 : kc;
+    const bool load = add || k0 > 0;
+    pack_block(bp, b, n, panels, k0, kb);
+    // The next block of B (whole rows) is fetched during the last quarter of this block's groups
+    // (earlier, the block's traffic through L2 would evict it before use).
+    const int64_t tail = (g1 - g0 + 3) / 4;
+    Next nb;
+    if (k0 + kb < k) {
+      nb.x = b, nb.ld = n, nb.cols = n, nb.k0 = k0 + kb, nb.kb = k - nb.k0 < kc ? k - nb.k0 : kc;
+      nb.per = (nb.kb / 2 + tail * 4 * panels - 1) / (tail * 4 * panels);
+    }
+    int64_t qb = 0;
+    for (int64_t g = g0; g < g1; ++g) {
+      pack_group(ap, a, m, kGroup * g, k0, kb);
+      const int64_t strips = (m - kGroup * g + kStrip - 1) / kStrip < 4 ? (m - kGroup * g + kStrip - 1) / kStrip : 4;
+      const int64_t tiles = strips * panels;
+      Next next;  // the next group, or the next block's first
+      if (g + 1 < g1 || k0 + kb < k) {
+        next.x = a, next.ld = m, next.j0 = kGroup * (g + 1 < g1 ? g + 1 : g0), next.cols = kGroup;
+        next.k0 = g + 1 < g1 ? k0 : k0 + kb, next.kb = k - next.k0 < kc ? k - next.k0 : kc;
+        next.per = (next.kb / 2 + tiles - 1) / tiles;
+      }
+      int64_t q = 0;
+      for (int64_t s = 0; s < strips; ++s) {
+        const int64_t i = kGroup * g + kStrip * s, rows = m - i < kStrip ? m - i : kStrip;
+        for (int64_t p = 0; p < panels; ++p, ++q) {
+          next.slice(q);
+          if (g >= g1 - tail) nb.slice(qb++);
+          float* const ct = c + i * n + kPanel * p;
+          tile(ct, n, rows, lanes32(n - kPanel * p), ap + s * kb * kStrip, bp + p * kb * kPanel, kb / 2, load,
+               load && p + 1 < panels ? ct + kPanel : nullptr);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool add) {
+  const int64_t panels = (n + kPanel - 1) / kPanel, groups = (m + kGroup - 1) / kGroup;
+  if (n < 1 || groups <= panels || k < 2 || k % 2 != 0) return false;
+  // k in blocks of kc (even), as few as keep the packed block of B within kBlockBytes.
+  int64_t kc_max = kBlockBytes / (panels * kPanel * int64_t(sizeof(uint16_t)));
+  kc_max = kc_max < 64 ? 64 : kc_max & ~int64_t(1);
+  const int64_t blocks = (k + kc_max - 1) / kc_max;
+  const int64_t kc = ((k + blocks - 1) / blocks + 1) & ~int64_t(1);
+#pragma omp parallel
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t g0 = groups * t / nt, g1 = groups * (t + 1) / nt;
+    if (g0 < g1) run_rows(c, a, b, m, n, k, kc, g0, g1, add);
+  }
+  return true;
+}
+
+}  // namespace nt::cpu
