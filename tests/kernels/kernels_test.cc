@@ -616,17 +616,17 @@ TEST(KernelParity, MatmulBf16OurF32GemmPaths) {
   }
 }
 
-// Our GEMM for A^T B on the AVX-512-BF16 tile (matmul_bf16 with A transposed, beta 0 or 1, where
-// C has more rows than columns; the weight gradients), against the double product of the same
-// bf16 operands: k in several blocks of unequal length (C carried from one to the next), a row
-// tail inside the last group of 32 rows and a column tail, C += and C =, a misaligned C, k
-// shorter than a pair-row slice per tile; and the shapes it declines (C as wide as it is tall, k
-// odd) left untouched.
+// Our GEMM for A^T B on the AVX-512-BF16 tile (matmul_bf16 with A transposed, beta 0 or 1: the
+// weight gradients whose C has more 32-row groups than 32-column panels), against the double
+// product of the same bf16 operands: k in several blocks of unequal length (C carried from one
+// to the next), a row tail inside the last group of 32 rows and a column tail, C += and C =, a
+// misaligned C, k shorter than a pair-row slice per tile, one group per thread; and what it
+// declines (C no taller than wide, k odd), C left untouched.
 TEST(KernelParity, MatmulBf16OurAtGemm) {
   if (!cpu_features().avx512bf16) GTEST_SKIP() << "no AVX-512-BF16 on this CPU";
   struct Case { int64_t m, n, k; bool add; int64_t c_offset; };
   for (const Case& cs : {Case{301, 70, 6002, true, 0}, Case{301, 70, 6002, false, 1}, Case{1037, 40, 34, false, 0},
-                         Case{72, 33, 2, true, 1}, Case{256, 32, 4100, false, 0}}) {
+                         Case{72, 33, 2, true, 1}, Case{256, 32, 4100, false, 0}, Case{64, 20, 130, true, 0}}) {
     const std::string what = std::to_string(cs.m) + "x" + std::to_string(cs.n) + "x" + std::to_string(cs.k) +
                              " add " + std::to_string(cs.add) + " C offset " + std::to_string(cs.c_offset);
     Buffer<uint16_t> a(size_t(cs.k * cs.m)), b(size_t(cs.k * cs.n));
@@ -646,11 +646,11 @@ TEST(KernelParity, MatmulBf16OurAtGemm) {
     }
     EXPECT_EQ(c[c.size() - 1], 7.0f) << what << ": wrote past C";
   }
-  std::vector<uint16_t> a(64 * 64, 0x3f80);
-  std::vector<float> c(64 * 64, 3.0f);
+  std::vector<uint16_t> a(96 * 64, 0x3f80);
+  std::vector<float> c(96 * 64, 3.0f);
   EXPECT_FALSE(cpu::gemm_at_f32_avx512(c.data(), a.data(), a.data(), 64, 64, 64, false));
   EXPECT_FALSE(cpu::gemm_at_f32_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
-  EXPECT_EQ(c, std::vector<float>(64 * 64, 3.0f));
+  EXPECT_EQ(c, std::vector<float>(96 * 64, 3.0f));
 }
 
 // The whole-GEMM AMX kernel (where this CPU has AMX) on each of its paths, against the double

@@ -3,7 +3,9 @@
 // A (k, m) and B (k, n) bf16 rows and k long (contract in cpu_ops.h, gemm_at_f32_avx512): the
 // weight gradients dW = dY^T X, summed over a step's tokens, and the head's over a chunk of them.
 // It takes the shapes whose C has more rows than columns (c_fc's, q k v's and the head's
-// gradients); oneDNN 2.6 keeps the others, on which this scheme measured at par or slower.
+// gradients); oneDNN 2.6 keeps the others (c_proj's, the attention output's): the same scheme
+// with the threads splitting C's columns and A's block kept in L2 instead measured the same as
+// oneDNN there, whole steps included.
 //
 // Blocked along k as in GotoBLAS. For each block of kc rows of A and B, each thread packs the
 // block of B into 32-column pair panels (gemm_rows_avx512.cc's layout; kc keeps it within
@@ -11,10 +13,10 @@
 // block into four strips of 8 (a pair of rows of A per pair-row, in L1) and runs each strip
 // against every panel, the 8 x 32 tile adding the block's sum to C (loaded and stored once a
 // block). The threads split C's rows, so they share nothing and never wait on each other.
-// Measured against oneDNN in one process (2 threads, Zen 4, the better of medians of 7 in two
-// runs; docs/PERFORMANCE.md has the table): c_fc's gradient 1024 x 256 x 8192 10.9 against
-// 12.1-12.4 ms, 2048 x 512 x 8192 41.4-41.9 against 43.3-43.7; the head's 8192 x 512 x 1024 20.6
-// against 21.4; q k v's and the head's at d 256 at par.
+// Measured against oneDNN in one process (2 threads, Zen 4, medians of 7, two runs;
+// docs/PERFORMANCE.md has the table): c_fc's gradient 1024 x 256 x 8192 10.9-11.0 against
+// 12.1-12.4 ms, 2048 x 512 x 8192 41.4-41.9 against 43.3-43.7; the head's 8192 x 512 x 1024
+// 20.6-21.4 against 21.4-21.9; q k v's and the head's at d 256 at par.
 // Built with -mavx512*; called only after a CPUID check.
 #include <immintrin.h>
 #include <omp.h>
@@ -35,36 +37,40 @@ constexpr int64_t kGroup = 4 * kStrip;      // columns of A packed together: a 6
 constexpr int64_t kBlockBytes = 512 << 10;  // the packed block of B, at most (1 MiB measured the same)
 constexpr int64_t kAhead = 2;               // slices a fetch runs ahead (Next)
 
-// A group: columns i0 .. i0 + 31 of A's rows k0 .. k0 + kb (kb even) packed into four strips of
-// kb / 2 pair-rows; pair-row kk of strip s holds the pairs (A(k0 + 2 kk, i), A(k0 + 2 kk + 1, i))
-// for i = i0 + 8 s .. i0 + 8 s + 7 (zeros past m), 16 elements, and strip s starts at dst + s kb 8.
-void pack_group(uint16_t* dst, const uint16_t* a, int64_t m, int64_t i0, int64_t k0, int64_t kb) {
-  const __mmask32 msk = lanes32(m - i0);
+// Columns 0 .. cols - 1 of A's rows k0 .. k0 + kb (kb even; rows ld elements apart) packed in
+// groups of 32 columns, group g at dst + g kb 32: four strips of kb / 2 pair-rows, strip s at
+// + s kb 8, its pair-row kk holding the pairs (A(k0 + 2 kk, i), A(k0 + 2 kk + 1, i)) for i = 32 g
+// + 8 s .. 32 g + 8 s + 7 (zeros past cols), 16 elements. Row by row, so that A's rows are read
+// front to back.
+void pack_a(uint16_t* dst, const uint16_t* a, int64_t ld, int64_t cols, int64_t k0, int64_t kb) {
   const int64_t strip = kb * kStrip;
   for (int64_t kk = 0; kk < kb / 2; ++kk) {
-    const __m512i r0 = _mm512_maskz_loadu_epi16(msk, a + (k0 + 2 * kk) * m + i0);
-    const __m512i r1 = _mm512_maskz_loadu_epi16(msk, a + (k0 + 2 * kk + 1) * m + i0);
-    const __m512i lo = interleave_bf16_rows(r0, r1, 0), hi = interleave_bf16_rows(r0, r1, 1);
-    uint16_t* d = dst + kk * 2 * kStrip;
-    _mm256_store_si256(reinterpret_cast<__m256i*>(d), _mm512_castsi512_si256(lo));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(d + strip), _mm512_extracti64x4_epi64(lo, 1));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(d + 2 * strip), _mm512_castsi512_si256(hi));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(d + 3 * strip), _mm512_extracti64x4_epi64(hi, 1));
+    const uint16_t* const r0 = a + (k0 + 2 * kk) * ld;
+    const uint16_t* const r1 = r0 + ld;
+    for (int64_t j = 0; j < cols; j += kGroup) {
+      const __mmask32 msk = lanes32(cols - j);
+      const __m512i v0 = _mm512_maskz_loadu_epi16(msk, r0 + j), v1 = _mm512_maskz_loadu_epi16(msk, r1 + j);
+      const __m512i lo = interleave_bf16_rows(v0, v1, 0), hi = interleave_bf16_rows(v0, v1, 1);
+      uint16_t* const d = dst + j * kb + kk * 2 * kStrip;
+      _mm256_store_si256(reinterpret_cast<__m256i*>(d), _mm512_castsi512_si256(lo));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(d + strip), _mm512_extracti64x4_epi64(lo, 1));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(d + 2 * strip), _mm512_castsi512_si256(hi));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(d + 3 * strip), _mm512_extracti64x4_epi64(hi, 1));
+    }
   }
 }
 
-// A block of B: B's rows k0 .. k0 + kb packed into panels of kb / 2 pair-rows of 32 pairs (zeros
-// past n), panel p at dst + p kb 32; row by row, so that B's rows are read front to back (panel by
-// panel they missed the caches line by line).
-void pack_block(uint16_t* dst, const uint16_t* b, int64_t n, int64_t panels, int64_t k0, int64_t kb) {
+// Columns 0 .. cols - 1 of B's rows k0 .. k0 + kb packed in panels of 32 columns, panel p at dst +
+// p kb 32: kb / 2 pair-rows of 32 pairs (zeros past cols). Row by row, as pack_a (panel by panel,
+// B's rows missed the caches line by line).
+void pack_b(uint16_t* dst, const uint16_t* b, int64_t ld, int64_t cols, int64_t k0, int64_t kb) {
   for (int64_t kk = 0; kk < kb / 2; ++kk) {
-    const uint16_t* const r0 = b + (k0 + 2 * kk) * n;
-    const uint16_t* const r1 = r0 + n;
-    for (int64_t p = 0; p < panels; ++p) {
-      const __mmask32 msk = lanes32(n - kPanel * p);
-      const __m512i v0 = _mm512_maskz_loadu_epi16(msk, r0 + kPanel * p);
-      const __m512i v1 = _mm512_maskz_loadu_epi16(msk, r1 + kPanel * p);
-      uint16_t* const d = dst + p * kb * kPanel + kk * 2 * kPanel;
+    const uint16_t* const r0 = b + (k0 + 2 * kk) * ld;
+    const uint16_t* const r1 = r0 + ld;
+    for (int64_t j = 0; j < cols; j += kPanel) {
+      const __mmask32 msk = lanes32(cols - j);
+      const __m512i v0 = _mm512_maskz_loadu_epi16(msk, r0 + j), v1 = _mm512_maskz_loadu_epi16(msk, r1 + j);
+      uint16_t* const d = dst + j * kb + kk * 2 * kPanel;
       _mm512_store_si512(d, interleave_bf16_rows(v0, v1, 0));
       _mm512_store_si512(d + kPanel, interleave_bf16_rows(v0, v1, 1));
     }
@@ -146,7 +152,7 @@ void run_rows(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t
   for (int64_t k0 = 0; k0 < k; k0 += kc) {
     const int64_t kb = k - k0 < kc ? k - k0 : kc;
     const bool load = add || k0 > 0;
-    pack_block(bp, b, n, panels, k0, kb);
+    pack_b(bp, b, n, n, k0, kb);
     // The next block of B (whole rows) is fetched during the last quarter of this block's groups
     // (earlier, the block's traffic through L2 would evict it before use).
     const int64_t tail = (g1 - g0 + 3) / 4;
@@ -157,7 +163,7 @@ void run_rows(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t
     }
     int64_t qb = 0;
     for (int64_t g = g0; g < g1; ++g) {
-      pack_group(ap, a, m, kGroup * g, k0, kb);
+      pack_a(ap, a + kGroup * g, m, m - kGroup * g < kGroup ? m - kGroup * g : kGroup, k0, kb);
       const int64_t strips = (m - kGroup * g + kStrip - 1) / kStrip < 4 ? (m - kGroup * g + kStrip - 1) / kStrip : 4;
       const int64_t tiles = strips * panels;
       Next next;  // the next group, or the next block's first
