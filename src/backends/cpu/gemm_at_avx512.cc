@@ -24,7 +24,6 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_ops.h"
-#include "backends/cpu/simd_avx2.h"
 #include "backends/cpu/simd_avx512.h"
 
 namespace nt::cpu {
@@ -77,8 +76,8 @@ void pack_b(uint16_t* dst, const uint16_t* b, int64_t ld, int64_t cols, int64_t 
   }
 }
 
-// Fetch into L2 the lines of rows k0 + 2 kk0 .. k0 + 2 kk1 - 1 (ld elements apart) that hold elements j0 ..
-// j0 + cols - 1.
+// Fetch into L2 the lines of rows k0 + 2 kk0 .. k0 + 2 kk1 - 1 (ld elements apart) that hold
+// elements j0 .. j0 + cols - 1.
 void fetch_rows(const uint16_t* x, int64_t ld, int64_t j0, int64_t cols, int64_t k0, int64_t kk0, int64_t kk1) {
   for (int64_t r = k0 + 2 * kk0; r < k0 + 2 * kk1; ++r)
     for (int64_t j = 0; j < cols; j += 32)
