@@ -31,6 +31,19 @@ using test::to_f32;
 using test::to_f64;
 using Vec = std::vector<double>;
 
+// n bf16 values: randn(n, seed) rounded.
+Buffer<uint16_t> randn_bf16(int64_t n, uint64_t seed) {
+  Buffer<uint16_t> h{size_t(n)};
+  const auto f = to_f32(randn(size_t(n), seed));
+  ref::to_bf16(h.data(), f.data(), n);
+  return h;
+}
+
+// "m x n x k" as the GEMM tests name a shape.
+std::string gemm_shape(int64_t m, int64_t n, int64_t k) {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
 // Numeric gradient of L(x) = sum(w * f(x)) by central differences (double).
 Vec numeric_grad(Vec x, const std::function<Vec(const Vec&)>& f, const Vec& w, double h = 1e-6) {
   Vec g(x.size());
@@ -595,14 +608,9 @@ TEST(KernelParity, MatmulBf16OurF32GemmPaths) {
   struct Case { int64_t m, n, k; bool tb; int64_t c_offset; bool add; };
   for (const Case& cs : {Case{1040, 2048, 64, true, 0, false}, Case{1040, 2048, 64, false, 1, false},
                          Case{1037, 2056, 34, false, 0, false}, Case{1037, 2056, 34, true, 1, true}}) {
-    const std::string what = std::to_string(cs.m) + "x" + std::to_string(cs.n) + "x" + std::to_string(cs.k) +
-                             " tb " + std::to_string(cs.tb) + " C offset " + std::to_string(cs.c_offset);
-    Buffer<uint16_t> a(size_t(cs.m * cs.k)), b(size_t(cs.k * cs.n));
-    {
-      const auto af = to_f32(randn(cs.m * cs.k, 94)), bf = to_f32(randn(cs.k * cs.n, 95));
-      ref::to_bf16(a.data(), af.data(), cs.m * cs.k);
-      ref::to_bf16(b.data(), bf.data(), cs.k * cs.n);
-    }
+    const std::string what =
+        gemm_shape(cs.m, cs.n, cs.k) + " tb " + std::to_string(cs.tb) + " C offset " + std::to_string(cs.c_offset);
+    const Buffer<uint16_t> a = randn_bf16(cs.m * cs.k, 94), b = randn_bf16(cs.k * cs.n, 95);
     Buffer<float> c(size_t(cs.m * cs.n + cs.c_offset));
     for (size_t i = 0; i < c.size(); ++i) c[i] = 7.0f;
     ASSERT_TRUE(
@@ -627,14 +635,9 @@ TEST(KernelParity, MatmulBf16OurAtGemm) {
   struct Case { int64_t m, n, k; bool add; int64_t c_offset; };
   for (const Case& cs : {Case{301, 70, 6002, true, 0}, Case{301, 70, 6002, false, 1}, Case{1037, 40, 34, false, 0},
                          Case{72, 33, 2, true, 1}, Case{256, 32, 4100, false, 0}, Case{64, 20, 130, true, 0}}) {
-    const std::string what = std::to_string(cs.m) + "x" + std::to_string(cs.n) + "x" + std::to_string(cs.k) +
-                             " add " + std::to_string(cs.add) + " C offset " + std::to_string(cs.c_offset);
-    Buffer<uint16_t> a(size_t(cs.k * cs.m)), b(size_t(cs.k * cs.n));
-    {
-      const auto af = to_f32(randn(cs.k * cs.m, 96)), bf = to_f32(randn(cs.k * cs.n, 97));
-      ref::to_bf16(a.data(), af.data(), cs.k * cs.m);
-      ref::to_bf16(b.data(), bf.data(), cs.k * cs.n);
-    }
+    const std::string what =
+        gemm_shape(cs.m, cs.n, cs.k) + " add " + std::to_string(cs.add) + " C offset " + std::to_string(cs.c_offset);
+    const Buffer<uint16_t> a = randn_bf16(cs.k * cs.m, 96), b = randn_bf16(cs.k * cs.n, 97);
     Buffer<float> c(size_t(cs.m * cs.n + cs.c_offset + 1));
     for (size_t i = 0; i < c.size(); ++i) c[i] = 7.0f;
     ASSERT_TRUE(cpu::gemm_at_f32_avx512(c.data() + cs.c_offset, a.data(), b.data(), cs.m, cs.n, cs.k, cs.add)) << what;
@@ -749,14 +752,9 @@ TEST(KernelParity, MatmulBf16PackedB) {
                         {1024, 256, 512, false, true, 0.0f}, {256, 64, 9000, false, false, 0.0f},
                         {48, 64, 16480, false, true, 1.0f}};  // A's rows too far apart to read in place
   for (const Case& cs : cases) {
-    const std::string what = std::to_string(cs.m) + "x" + std::to_string(cs.n) + "x" + std::to_string(cs.k) + " ta " +
-                             std::to_string(cs.ta) + " tb " + std::to_string(cs.tb) + " beta " + std::to_string(cs.beta);
-    Buffer<uint16_t> ah(size_t(cs.m * cs.k)), bh(size_t(cs.k * cs.n));
-    {
-      const auto af = to_f32(randn(cs.m * cs.k, 95)), bf = to_f32(randn(cs.k * cs.n, 96));
-      ref::to_bf16(ah.data(), af.data(), cs.m * cs.k);
-      ref::to_bf16(bh.data(), bf.data(), cs.k * cs.n);
-    }
+    const std::string what = gemm_shape(cs.m, cs.n, cs.k) + " ta " + std::to_string(cs.ta) + " tb " +
+                             std::to_string(cs.tb) + " beta " + std::to_string(cs.beta);
+    const Buffer<uint16_t> ah = randn_bf16(cs.m * cs.k, 95), bh = randn_bf16(cs.k * cs.n, 96);
     const auto c0 = to_f32(randn(cs.m * cs.n, 97));
     Vec want(size_t(cs.m * cs.n));
     for (size_t i = 0; i < want.size(); ++i) want[i] = cs.beta * double(c0[i]);
@@ -798,15 +796,10 @@ TEST(KernelParity, MatmulBf16Relu2ReadsTheActivation) {
   cases.push_back({512, 520, 4128, true, false, false, 1.0f, false});  // the MLP's weight gradient
   cases.push_back({512, 520, 4128, true, false, true, 0.0f, false});
   for (const Case& cs : cases) {
-    const std::string what = std::to_string(cs.m) + "x" + std::to_string(cs.n) + "x" + std::to_string(cs.k) +
-                             " ta " + std::to_string(cs.ta) + " tb " + std::to_string(cs.tb) +
-                             (cs.relu2_a ? " relu2(A)" : " relu2(B)");
-    Buffer<uint16_t> a(size_t(cs.m * cs.k)), b(size_t(cs.k * cs.n)), act(size_t(cs.relu2_a ? cs.m * cs.k : cs.k * cs.n));
-    {
-      const auto af = to_f32(randn(cs.m * cs.k, 88)), bf = to_f32(randn(cs.k * cs.n, 89));
-      ref::to_bf16(a.data(), af.data(), cs.m * cs.k);
-      ref::to_bf16(b.data(), bf.data(), cs.k * cs.n);
-    }
+    const std::string what = gemm_shape(cs.m, cs.n, cs.k) + " ta " + std::to_string(cs.ta) + " tb " +
+                             std::to_string(cs.tb) + (cs.relu2_a ? " relu2(A)" : " relu2(B)");
+    const Buffer<uint16_t> a = randn_bf16(cs.m * cs.k, 88), b = randn_bf16(cs.k * cs.n, 89);
+    Buffer<uint16_t> act(size_t(cs.relu2_a ? cs.m * cs.k : cs.k * cs.n));
     ref::relu2_fwd_bf16(act.data(), cs.relu2_a ? a.data() : b.data(), int64_t(act.size()));
     const uint16_t *ea = cs.relu2_a ? act.data() : a.data(), *eb = cs.relu2_a ? b.data() : act.data();
     const auto c0 = to_f32(randn(cs.m * cs.n, 90));

@@ -36,44 +36,47 @@ constexpr int64_t kGroup = 4 * kStrip;      // columns of A packed together: a 6
 constexpr int64_t kBlockBytes = 512 << 10;  // the packed block of B, at most (1 MiB measured the same)
 constexpr int64_t kAhead = 2;               // slices a fetch runs ahead (Next)
 
-// Columns 0 .. cols - 1 of A's rows k0 .. k0 + kb (kb even; rows ld elements apart) packed in
-// groups of 32 columns, group g at dst + g kb 32: four strips of kb / 2 pair-rows, strip s at
-// + s kb 8, its pair-row kk holding the pairs (A(k0 + 2 kk, i), A(k0 + 2 kk + 1, i)) for i = 32 g
-// + 8 s .. 32 g + 8 s + 7 (zeros past cols), 16 elements. Row by row, so that A's rows are read
-// front to back.
-void pack_a(uint16_t* dst, const uint16_t* a, int64_t ld, int64_t cols, int64_t k0, int64_t kb) {
-  const int64_t strip = kb * kStrip;
+// The packers' reading: for each pair-row kk of rows k0 .. k0 + kb (kb even; ld elements apart)
+// and each 32 columns from j of 0 .. cols - 1, emit(kk, j, v0, v1) with the two rows' 32
+// elements there (zeros past cols). Row by row, so that the rows are read front to back (32
+// columns at a time down the rows, they missed the caches line by line).
+template <class Emit>
+void for_row_pairs(const uint16_t* x, int64_t ld, int64_t cols, int64_t k0, int64_t kb, Emit&& emit) {
+  static_assert(kGroup == kPanel, "one reading for both packers");
   for (int64_t kk = 0; kk < kb / 2; ++kk) {
-    const uint16_t* const r0 = a + (k0 + 2 * kk) * ld;
+    const uint16_t* const r0 = x + (k0 + 2 * kk) * ld;
     const uint16_t* const r1 = r0 + ld;
-    for (int64_t j = 0; j < cols; j += kGroup) {
+    for (int64_t j = 0; j < cols; j += kPanel) {
       const __mmask32 msk = lanes32(cols - j);
-      const __m512i v0 = _mm512_maskz_loadu_epi16(msk, r0 + j), v1 = _mm512_maskz_loadu_epi16(msk, r1 + j);
-      const __m512i lo = interleave_bf16_rows(v0, v1, 0), hi = interleave_bf16_rows(v0, v1, 1);
-      uint16_t* const d = dst + j * kb + kk * 2 * kStrip;
-      _mm256_store_si256(reinterpret_cast<__m256i*>(d), _mm512_castsi512_si256(lo));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(d + strip), _mm512_extracti64x4_epi64(lo, 1));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(d + 2 * strip), _mm512_castsi512_si256(hi));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(d + 3 * strip), _mm512_extracti64x4_epi64(hi, 1));
+      emit(kk, j, _mm512_maskz_loadu_epi16(msk, r0 + j), _mm512_maskz_loadu_epi16(msk, r1 + j));
     }
   }
 }
 
+// Columns 0 .. cols - 1 of A's rows k0 .. k0 + kb packed in groups of 32 columns, group g at dst
+// + g kb 32: four strips of kb / 2 pair-rows, strip s at + s kb 8, its pair-row kk holding the
+// pairs (A(k0 + 2 kk, i), A(k0 + 2 kk + 1, i)) for i = 32 g + 8 s .. 32 g + 8 s + 7 (zeros past
+// cols), 16 elements.
+void pack_a(uint16_t* dst, const uint16_t* a, int64_t ld, int64_t cols, int64_t k0, int64_t kb) {
+  const int64_t strip = kb * kStrip;
+  for_row_pairs(a, ld, cols, k0, kb, [&](int64_t kk, int64_t j, __m512i v0, __m512i v1) {
+    const __m512i lo = interleave_bf16_rows(v0, v1, 0), hi = interleave_bf16_rows(v0, v1, 1);
+    uint16_t* const d = dst + j * kb + kk * 2 * kStrip;
+    _mm256_store_si256(reinterpret_cast<__m256i*>(d), _mm512_castsi512_si256(lo));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(d + strip), _mm512_extracti64x4_epi64(lo, 1));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(d + 2 * strip), _mm512_castsi512_si256(hi));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(d + 3 * strip), _mm512_extracti64x4_epi64(hi, 1));
+  });
+}
+
 // Columns 0 .. cols - 1 of B's rows k0 .. k0 + kb packed in panels of 32 columns, panel p at dst +
-// p kb 32: kb / 2 pair-rows of 32 pairs (zeros past cols). Row by row, as pack_a (panel by panel,
-// B's rows missed the caches line by line).
+// p kb 32: kb / 2 pair-rows of 32 pairs (zeros past cols).
 void pack_b(uint16_t* dst, const uint16_t* b, int64_t ld, int64_t cols, int64_t k0, int64_t kb) {
-  for (int64_t kk = 0; kk < kb / 2; ++kk) {
-    const uint16_t* const r0 = b + (k0 + 2 * kk) * ld;
-    const uint16_t* const r1 = r0 + ld;
-    for (int64_t j = 0; j < cols; j += kPanel) {
-      const __mmask32 msk = lanes32(cols - j);
-      const __m512i v0 = _mm512_maskz_loadu_epi16(msk, r0 + j), v1 = _mm512_maskz_loadu_epi16(msk, r1 + j);
-      uint16_t* const d = dst + j * kb + kk * 2 * kPanel;
-      _mm512_store_si512(d, interleave_bf16_rows(v0, v1, 0));
-      _mm512_store_si512(d + kPanel, interleave_bf16_rows(v0, v1, 1));
-    }
-  }
+  for_row_pairs(b, ld, cols, k0, kb, [&](int64_t kk, int64_t j, __m512i v0, __m512i v1) {
+    uint16_t* const d = dst + j * kb + kk * 2 * kPanel;
+    _mm512_store_si512(d, interleave_bf16_rows(v0, v1, 0));
+    _mm512_store_si512(d + kPanel, interleave_bf16_rows(v0, v1, 1));
+  });
 }
 
 // Fetch into L2 the lines of rows k0 + 2 kk0 .. k0 + 2 kk1 - 1 (ld elements apart) that hold
