@@ -31,7 +31,8 @@ inline std::vector<double> to_f64(const float* p, size_t n) { return {p, p + n};
 inline double rel_err(const std::vector<double>& a, const std::vector<double>& b) {
   double num = 0, den = 1e-30;
   for (size_t i = 0; i < a.size(); ++i) {
-    num = std::max(num, std::abs(a[i] - b[i]));
+    const double d = std::abs(a[i] - b[i]);
+    if (!(d <= num)) num = d;  // (a NaN sticks: std::max would drop it and pass a NaN result)
     den = std::max(den, std::abs(b[i]));
   }
   return num / den;

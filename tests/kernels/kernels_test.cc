@@ -739,9 +739,9 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
 }
 
 // B packed once (the output head's weights): against double on every transpose, tails of every
-// dimension, one and several reduction chunks (k past 4096), A read in place and packed (rows
-// too far apart), beta 0, 1 and 0.5, and bitwise equal to the AMX GEMM packing per call where
-// that takes the same chunks (A read in place).
+// dimension, odd k, one and several reduction chunks (k past 4096), A read in place and packed
+// (rows too far apart), beta 0, 1 and 0.5, and bitwise equal to the same GEMM packing per call
+// (AMX where that takes the same chunks, A read in place; our row GEMM on AVX-512-BF16).
 TEST(KernelParity, MatmulBf16PackedB) {
   const KernelTable& k = cpu;
   if (!k.matmul_bf16_packed_b) GTEST_SKIP() << "the " << k.name << " backend packs no B operand";
@@ -768,11 +768,21 @@ TEST(KernelParity, MatmulBf16PackedB) {
     EXPECT_LT(rel_err(to_f64(c.data(), c.size()), want), 1e-5) << what;
     // A in place (aligned rows at most 32 KiB apart, gemm_bf16_amx.cc): the same chunks as
     // packing per call.
-    if (!cs.ta && cs.k % 32 == 0 && cs.k * 2 <= (32 << 10)) {
+    if (cpu_features().amx_bf16 && !cs.ta && cs.k % 32 == 0 && cs.k * 2 <= (32 << 10)) {
       Buffer<float> c2(size_t(cs.m * cs.n));
       std::memcpy(c2.data(), c0.data(), c0.size() * sizeof(float));
       ASSERT_TRUE(
           cpu::matmul_bf16_amx(c2.data(), cs.n, false, ah.data(), bh.data(), cs.m, cs.n, cs.k, false, cs.tb, cs.beta));
+      EXPECT_EQ(std::memcmp(c.data(), c2.data(), c.size() * sizeof(float)), 0) << what;
+    }
+    // Our row GEMM (gemm_rows_avx512.cc, AVX-512-BF16 without AMX) on the panels packed once:
+    // bitwise what it computes packing them per call, where it takes the product.
+    if (!cpu_features().amx_bf16 && cpu_features().avx512bf16 && !cs.ta && cs.k % 2 == 0 &&
+        (cs.beta == 0.0f || cs.beta == 1.0f)) {
+      Buffer<float> c2(size_t(cs.m * cs.n));
+      std::memcpy(c2.data(), c0.data(), c0.size() * sizeof(float));
+      ASSERT_TRUE(cpu::gemm_rows_f32_avx512(c2.data(), ah.data(), bh.data(), cs.m, cs.n, cs.k, false, cs.tb,
+                                            cs.beta == 1.0f));
       EXPECT_EQ(std::memcmp(c.data(), c2.data(), c.size() * sizeof(float)), 0) << what;
     }
   }

@@ -156,6 +156,14 @@ bool gemm_rows_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_
 // having done nothing, where C has no more 32-row groups than 32-column panels (oneDNN's shapes)
 // or k is odd (it reads A's and B's rows in pairs).
 bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool add);
+// KernelTable::packed_b_bf16_size / pack_b_bf16 / matmul_bf16_packed_b on CPUs with AVX-512-BF16
+// and no AMX (gemm_rows_avx512.cc): op(B) packed once into the panels gemm_rows_f32_avx512 packs
+// per call (k even; for k odd, op(B) as (k, n) rows), the product on them where that GEMM takes
+// it, else oneDNN on op(B) unpacked.
+int64_t rows_packed_b_size(int64_t n, int64_t k);
+void rows_pack_b(uint16_t* packed, const uint16_t* b, int64_t n, int64_t k, bool tb);
+void matmul_bf16_packed_b_avx512(float* c, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n, int64_t k,
+                                 bool ta, float beta);
 // KernelTable::matmul_bf16 on CPUs with AVX-512-BF16 and no AMX: for beta 0 and 1 (but the Gram
 // products, whose upper triangle matmul_bf16_onednn multiplies) gemm_rows_f32_avx512, or
 // gemm_at_f32_avx512 for A^T B where it takes the shape; else oneDNN.

@@ -59,6 +59,8 @@ KernelTable make_cpu_table() {
     t.matmul_bf16_packed_b = cpu::matmul_bf16_packed_b_tiles;
   } else if (bf16) {
     t.newton_schulz_bf16 = cpu::newton_schulz_bf16_avx512;
+    t.packed_b_bf16_size = cpu::rows_packed_b_size, t.pack_b_bf16 = cpu::rows_pack_b;
+    t.matmul_bf16_packed_b = cpu::matmul_bf16_packed_b_avx512;
     t.matmul_bf16_out_relu2 = cpu::matmul_bf16_out_relu2_avx512;
     t.matmul_bf16_out_relu2_bwd = cpu::matmul_bf16_out_relu2_bwd_avx512;
   }

@@ -156,11 +156,19 @@ void pack_panel(uint16_t* dst, const uint16_t* b, int64_t n, int64_t k, bool tb,
   }
 }
 
+// op(B) in panels (pack_panel's), all of them: panels (n / 32, rounded up) x k / 2 pair-rows of 32
+// pairs, panel p at p k 32.
+int64_t panels_size(int64_t n, int64_t k) { return (n + kPanel - 1) / kPanel * k * kPanel; }
+
+// The GEMM with op(B) packed into panels here, or, with prepacked, already (its B not read).
 template <Epilogue E>
-void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool tb) {
+void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool tb,
+         const uint16_t* prepacked = nullptr) {
   const int64_t panels = (n + kPanel - 1) / kPanel, k2 = k / 2, panel_elems = k2 * 2 * kPanel;
-  uint16_t* const packed =
-      static_cast<uint16_t*>(thread_scratch(kScratchRowsB, size_t(panels * panel_elems) * sizeof(uint16_t)));
+  uint16_t* const scratch =
+      prepacked ? nullptr
+                : static_cast<uint16_t*>(thread_scratch(kScratchRowsB, size_t(panels_size(n, k)) * sizeof(uint16_t)));
+  const uint16_t* const packed = prepacked ? prepacked : scratch;
   // Units of work: row blocks, and where they are too few for the threads, column parts too.
   const int64_t threads = omp_get_max_threads(), blocks = (m + kBlockRows - 1) / kBlockRows;
   int64_t parts = (2 * threads + blocks - 1) / blocks;
@@ -168,8 +176,10 @@ void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_
   const int64_t units = blocks * parts;
 #pragma omp parallel
   {
+    if (!prepacked) {
 #pragma omp for schedule(static)
-    for (int64_t p = 0; p < panels; ++p) pack_panel(packed + p * panel_elems, b, n, k, tb, p);
+      for (int64_t p = 0; p < panels; ++p) pack_panel(scratch + p * panel_elems, b, n, k, tb, p);
+    }
 #pragma omp for schedule(static) nowait
     for (int64_t u = 0; u < units; ++u) {
       const int64_t i0 = (u / parts) * kBlockRows, part = u % parts;
@@ -212,18 +222,70 @@ bool gemm_rows_bf16_avx512(uint16_t* c, uint16_t* act, const uint16_t* inp, cons
   return true;
 }
 
-bool gemm_rows_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
-                          bool tb, bool add) {
-  if (ta || m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
+namespace {
+
+// The fp32-C GEMM, op(B) packed here or prepacked.
+void rows_f32(float* c, const uint16_t* a, const uint16_t* b, const uint16_t* prepacked, int64_t m, int64_t n,
+              int64_t k, bool tb, bool add) {
   if (add) {
-    run<Epilogue::kF32Add>(Out{c, nullptr, nullptr, n, false}, a, b, m, n, k, tb);
-    return true;
+    run<Epilogue::kF32Add>(Out{c, nullptr, nullptr, n, false}, a, b, m, n, k, tb, prepacked);
+    return;
   }
   // C from kStreamBytes up, in whole lines, goes past the caches (write-allocating it cost more).
   const bool stream = m * n * int64_t(sizeof(float)) >= kStreamBytes && n % 16 == 0 &&
                       (reinterpret_cast<uintptr_t>(c) & 63) == 0;
-  run<Epilogue::kF32>(Out{c, nullptr, nullptr, n, stream}, a, b, m, n, k, tb);
+  run<Epilogue::kF32>(Out{c, nullptr, nullptr, n, stream}, a, b, m, n, k, tb, prepacked);
+}
+
+}  // namespace
+
+bool gemm_rows_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+                          bool tb, bool add) {
+  if (ta || m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
+  rows_f32(c, a, b, nullptr, m, n, k, tb, add);
   return true;
+}
+
+// The packed form: op(B)'s panels where k is even (what our GEMM reads), else op(B) itself as
+// (k, n) rows (what oneDNN reads then).
+int64_t rows_packed_b_size(int64_t n, int64_t k) { return k % 2 == 0 ? panels_size(n, k) : n * k; }
+
+void rows_pack_b(uint16_t* packed, const uint16_t* b, int64_t n, int64_t k, bool tb) {
+  if (k % 2 != 0) {
+    if (!tb) {
+      std::memcpy(packed, b, size_t(k * n) * sizeof(uint16_t));
+      return;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < n; ++j) packed[kk * n + j] = b[j * k + kk];
+    return;
+  }
+  const int64_t panels = (n + kPanel - 1) / kPanel, panel_elems = k * kPanel;
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < panels; ++p) pack_panel(packed + p * panel_elems, b, n, k, tb, p);
+}
+
+void matmul_bf16_packed_b_avx512(float* c, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n, int64_t k,
+                                 bool ta, float beta) {
+  if (m < 1 || n < 1 || k < 1) return;
+  if (k % 2 == 0 && !ta && (beta == 0.0f || beta == 1.0f)) {
+    rows_f32(c, a, nullptr, packed, m, n, k, false, beta == 1.0f);
+    return;
+  }
+  const uint16_t* plain = packed;  // op(B) as (k, n) rows, for oneDNN
+  if (k % 2 == 0) {                // out of its panels: pair-row kk of panel p, pair jj, holds
+                                   // B(2 kk, 32 p + jj) and B(2 kk + 1, 32 p + jj)
+    uint16_t* const u = static_cast<uint16_t*>(thread_scratch(kScratchRowsB, size_t(k * n) * sizeof(uint16_t)));
+    for (int64_t kk = 0; kk < k / 2; ++kk)
+      for (int64_t j = 0; j < n; ++j) {
+        const uint16_t* pair = packed + (j / kPanel) * k * kPanel + kk * 2 * kPanel + 2 * (j % kPanel);
+        u[2 * kk * n + j] = pair[0];
+        u[(2 * kk + 1) * n + j] = pair[1];
+      }
+    plain = u;
+  }
+  matmul_bf16_onednn(c, a, plain, m, n, k, ta, false, beta);
 }
 
 void matmul_bf16_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
