@@ -21,7 +21,6 @@
 #include <immintrin.h>
 #include <omp.h>
 
-#include <cstring>
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx512.h"
@@ -105,23 +104,15 @@ void tile(float* c, int64_t ldc, int64_t rows, __mmask32 msk, const uint16_t* ap
       _mm_prefetch(reinterpret_cast<const char*>(next + r * ldc), _MM_HINT_T1);
       _mm_prefetch(reinterpret_cast<const char*>(next + r * ldc + 16), _MM_HINT_T1);
     }
-  for (int64_t kk = 0; kk < k2; ++kk) {
-    const __m512bh b0 = (__m512bh)_mm512_load_si512(bp + kk * 2 * kPanel);
-    const __m512bh b1 = (__m512bh)_mm512_load_si512(bp + kk * 2 * kPanel + kPanel);
-    const uint16_t* a = ap + kk * 2 * kStrip;
+  // (The panel's pairs all loaded: zeros past n, and the stores below masked.)
+  bf16_tile_product<kStrip, 2 * kStrip>(c0, c1, ap, 2, bp, 2 * kPanel, k2, __mmask16(0xffff), __mmask16(0xffff));
+  // (Rows by constant index, so that the accumulators stay in registers.)
 #pragma GCC unroll 8
-    for (int r = 0; r < kStrip; ++r) {
-      int32_t pair;
-      std::memcpy(&pair, a + 2 * r, 4);
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
-      c0[r] = _mm512_dpbf16_ps(c0[r], av, b0);
-      c1[r] = _mm512_dpbf16_ps(c1[r], av, b1);
+  for (int r = 0; r < kStrip; ++r)
+    if (r < rows) {
+      _mm512_mask_storeu_ps(c + r * ldc, m0, c0[r]);
+      _mm512_mask_storeu_ps(c + r * ldc + 16, m1, c1[r]);
     }
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    _mm512_mask_storeu_ps(c + r * ldc, m0, c0[r]);
-    _mm512_mask_storeu_ps(c + r * ldc + 16, m1, c1[r]);
-  }
 }
 
 // What the tiles fetch while they run: the lines that the next packing will read (the next

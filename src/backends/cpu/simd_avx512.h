@@ -127,12 +127,13 @@ inline __mmask32 lanes32(int64_t n) {
 }
 
 // The AVX-512-BF16 register tile's reduction, shared by gemm_vnni_bf16_avx512 (the attention's
-// products) and gemm_rows_avx512 (the linear layers'): c0, c1 (MR rows x 32 columns of fp32)
-// += A B over k2 pair-rows. A: MR rows of bf16, lda elements apart, read a pair of elements at a
-// time (one 32-bit broadcast a row); B: pair-rows of 32 pairs, ldb elements apart, its two
-// 16-pair halves loaded under m0 and m1. 2 MR independent vdpbf16ps chains: with MR = 8 they
-// keep both FMA pipes busy.
-template <int MR>
+// products), gemm_rows_avx512 (the linear layers') and gemm_at_avx512 (their weight gradients):
+// c0, c1 (MR rows x 32 columns of fp32) += A B over k2 pair-rows. A: pair kk of row r at a + r
+// lda + kStep kk (rows of bf16 read in place: kStep 2; a packed strip holding each pair-row's
+// pairs side by side: lda 2, kStep 2 MR), one 32-bit broadcast a row; B: pair-rows of 32 pairs,
+// ldb elements apart, its two 16-pair halves loaded under m0 and m1. 2 MR independent vdpbf16ps
+// chains: with MR = 8 they keep both FMA pipes busy.
+template <int MR, int64_t kStep = 2>
 inline void bf16_tile_product(__m512 (&c0)[MR], __m512 (&c1)[MR], const uint16_t* a, int64_t lda, const uint16_t* bp,
                               int64_t ldb, int64_t k2, __mmask16 m0, __mmask16 m1) {
   for (int64_t kk = 0; kk < k2; ++kk) {
@@ -142,7 +143,7 @@ inline void bf16_tile_product(__m512 (&c0)[MR], __m512 (&c1)[MR], const uint16_t
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       int32_t pair;
-      std::memcpy(&pair, a + r * lda + 2 * kk, 4);
+      std::memcpy(&pair, a + r * lda + kStep * kk, 4);
       const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
       c0[r] = _mm512_dpbf16_ps(c0[r], av, b0);
       c1[r] = _mm512_dpbf16_ps(c1[r], av, b1);
