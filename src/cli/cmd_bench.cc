@@ -270,9 +270,8 @@ void run_bench(const BenchFlags& f) {
                fl, true, pbf16);
       }
       // Our GEMMs take some of these products (AMX: matmul_tiles.cc; AVX-512-BF16, beta 0 or 1:
-      // gemm_rows_avx512.cc, and gemm_at_avx512.cc for A^T B where C has more 32-row groups than
-      // 32-column panels): oneDNN's beside them.
-      if (amx || (bf16 && (!s.ta || (s.m + 31) / 32 > (s.n + 31) / 32))) {
+      // gemm_rows_avx512.cc, and gemm_at_avx512.cc for A^T B): oneDNN's beside them.
+      if (amx || bf16) {
         std::snprintf(name, sizeof name, "  oneDNN bf16 %s", s.what);
         report(name, time_median([&] {
                  cpu::matmul_bf16_onednn(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f);

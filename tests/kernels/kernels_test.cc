@@ -625,16 +625,21 @@ TEST(KernelParity, MatmulBf16OurF32GemmPaths) {
 }
 
 // Our GEMM for A^T B on the AVX-512-BF16 tile (matmul_bf16 with A transposed, beta 0 or 1: the
-// weight gradients whose C has more 32-row groups than 32-column panels), against the double
-// product of the same bf16 operands: k in several blocks of unequal length (C carried from one
-// to the next), a row tail inside the last group of 32 rows and a column tail, C += and C =, a
-// misaligned C, k shorter than a pair-row slice per tile, one group per thread; and what it
-// declines (C no taller than wide, k odd), C left untouched.
+// weight gradients), against the double product of the same bf16 operands. C taller than wide
+// or square (the product straight into C): k in several blocks of unequal length (C carried from
+// one to the next), a row tail inside the last group of 32 rows and a column tail, C += and C =,
+// a misaligned C, k shorter than a pair-row slice per tile, one group per thread. C wider than
+// tall (C^T into scratch, then transposed into C): the same, plus a thread whose rows of C^T end
+// inside a 16 x 16 block of the transpose, and C's rows inside one. What it declines (k odd): C
+// left untouched.
 TEST(KernelParity, MatmulBf16OurAtGemm) {
   if (!cpu_features().avx512bf16) GTEST_SKIP() << "no AVX-512-BF16 on this CPU";
   struct Case { int64_t m, n, k; bool add; int64_t c_offset; };
   for (const Case& cs : {Case{301, 70, 6002, true, 0}, Case{301, 70, 6002, false, 1}, Case{1037, 40, 34, false, 0},
-                         Case{72, 33, 2, true, 1}, Case{256, 32, 4100, false, 0}, Case{64, 20, 130, true, 0}}) {
+                         Case{72, 33, 2, true, 1}, Case{256, 32, 4100, false, 0}, Case{64, 20, 130, true, 0},
+                         Case{64, 64, 130, true, 0}, Case{96, 90, 600, false, 1}, Case{70, 301, 6002, true, 0},
+                         Case{70, 301, 6002, false, 1}, Case{40, 1037, 34, false, 0}, Case{33, 72, 2, true, 1},
+                         Case{20, 72, 130, true, 0}, Case{256, 1024, 1000, false, 0}}) {
     const std::string what =
         gemm_shape(cs.m, cs.n, cs.k) + " add " + std::to_string(cs.add) + " C offset " + std::to_string(cs.c_offset);
     const Buffer<uint16_t> a = randn_bf16(cs.k * cs.m, 96), b = randn_bf16(cs.k * cs.n, 97);
@@ -651,8 +656,8 @@ TEST(KernelParity, MatmulBf16OurAtGemm) {
   }
   std::vector<uint16_t> a(96 * 64, 0x3f80);
   std::vector<float> c(96 * 64, 3.0f);
-  EXPECT_FALSE(cpu::gemm_at_f32_avx512(c.data(), a.data(), a.data(), 64, 64, 64, false));
   EXPECT_FALSE(cpu::gemm_at_f32_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
+  EXPECT_FALSE(cpu::gemm_at_f32_avx512(c.data(), a.data(), a.data(), 32, 96, 63, false));
   EXPECT_EQ(c, std::vector<float>(96 * 64, 3.0f));
 }
 

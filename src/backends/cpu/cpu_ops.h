@@ -22,7 +22,8 @@ constexpr int kScratchAmxXAll = 23;  // matmul_bf16_amx's X packed whole for all
 constexpr int kScratchSymmetricB = 24;  // symmetric_product_f32_avx512's B in pair panels
 constexpr int kScratchRowsB = 25;       // gemm_rows_bf16_avx512's B panels, for all threads
 constexpr int kScratchAtA = 26, kScratchAtB = 27;  // gemm_at_f32_avx512's packed A strips and B block
-constexpr int kScratchSlots = 28;
+constexpr int kScratchAtT = 28;                    // and its rows of C^T, for C wider than tall
+constexpr int kScratchSlots = 29;
 void* thread_scratch(int slot, size_t bytes);
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
@@ -153,8 +154,7 @@ bool gemm_rows_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_
                           bool tb, bool add = false);
 // Our GEMM on the AVX-512-BF16 tile for A transposed (gemm_at_avx512.cc), the weight gradients:
 // C (m, n) = A^T B, or with add C += A^T B; A (k, m) and B (k, n) bf16 rows. Returns false,
-// having done nothing, where C has no more 32-row groups than 32-column panels (oneDNN's shapes)
-// or k is odd (it reads A's and B's rows in pairs).
+// having done nothing, where k is odd (it reads A's and B's rows in pairs).
 bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool add);
 // KernelTable::packed_b_bf16_size / pack_b_bf16 / matmul_bf16_packed_b on CPUs with AVX-512-BF16
 // and no AMX (gemm_rows_avx512.cc): op(B) packed once into the panels gemm_rows_f32_avx512 packs
@@ -166,7 +166,7 @@ void matmul_bf16_packed_b_avx512(float* c, const uint16_t* a, const uint16_t* pa
                                  bool ta, float beta);
 // KernelTable::matmul_bf16 on CPUs with AVX-512-BF16 and no AMX: for beta 0 and 1 (but the Gram
 // products, whose upper triangle matmul_bf16_onednn multiplies) gemm_rows_f32_avx512, or
-// gemm_at_f32_avx512 for A^T B where it takes the shape; else oneDNN.
+// gemm_at_f32_avx512 for A^T B, where they take the shape; else oneDNN.
 void matmul_bf16_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                         bool tb, float beta);
 // KernelTable::matmul_bf16_out, matmul_bf16_out_relu2 and matmul_bf16_out_relu2_bwd on CPUs with

@@ -2,10 +2,10 @@
 // Our GEMM on the AVX-512-BF16 register tile for A transposed, C (m, n) = A^T B or C += A^T B with
 // A (k, m) and B (k, n) bf16 rows and k long (contract in cpu_ops.h, gemm_at_f32_avx512): the
 // weight gradients dW = dY^T X, summed over a step's tokens, and the head's over a chunk of them.
-// It takes the shapes whose C has more rows than columns (c_fc's, q k v's and the head's
-// gradients); oneDNN 2.6 keeps the others (c_proj's, the attention output's): the same scheme
-// with the threads splitting C's columns and A's block kept in L2 instead measured the same as
-// oneDNN there, whole steps included.
+// It takes every shape with k even. Where C is wider than tall (c_proj's gradient) it computes
+// C^T = B^T A, taller than wide, into scratch and transposes that into C. (A variant with the
+// threads splitting C's columns and A's block kept in L2 only matched oneDNN 2.6 on those shapes;
+// oneDNN ran them 13-20 % slower than C^T and the transpose in some processes.)
 //
 // Blocked along k as in GotoBLAS. For each block of kc rows of A and B, each thread packs the
 // block of B into 32-column pair panels (gemm_rows_avx512.cc's layout; kc keeps it within
@@ -16,7 +16,9 @@
 // Measured against oneDNN in one process (2 threads, Zen 4, medians of 7, two runs;
 // docs/PERFORMANCE.md has the table): c_fc's gradient 1024 x 256 x 8192 10.9-11.0 against
 // 12.1-12.4 ms, 2048 x 512 x 8192 41.4-41.9 against 43.3-43.7; the head's 8192 x 512 x 1024
-// 20.6-21.4 against 21.4-21.9; q k v's and the head's at d 256 at par.
+// 20.6-21.4 against 21.4-21.9; q k v's and the head's at d 256 at par; c_proj's 512 x 2048 x 8192
+// 40.1-41.4 against 41.2-47.5 (oneDNN in its slow mode in 2 processes of 3), the attention
+// output's squares 1-7 % faster.
 // Built with -mavx512*; called only after a CPUID check.
 #include <immintrin.h>
 #include <omp.h>
@@ -135,9 +137,10 @@ struct Next {
   }
 };
 
-// One thread's share: its groups of 32 rows of C, g0 .. g1 - 1, against every panel.
-void run_rows(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, int64_t kc, int64_t g0,
-              int64_t g1, bool add) {
+// One thread's share: its groups of 32 rows of C, g0 .. g1 - 1, against every panel. C's row i is
+// at c + (i - row0) n (row0: the first row c holds).
+void run_rows(float* c, int64_t row0, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+              int64_t kc, int64_t g0, int64_t g1, bool add) {
   const int64_t panels = (n + kPanel - 1) / kPanel;
   uint16_t* const bp =
       static_cast<uint16_t*>(thread_scratch(kScratchAtB, size_t(panels * kc * kPanel) * sizeof(uint16_t)));
@@ -171,7 +174,7 @@ void run_rows(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t
         for (int64_t p = 0; p < panels; ++p, ++q) {
           next.slice(q);
           if (g >= g1 - tail) nb.slice(qb++);
-          float* const ct = c + i * n + kPanel * p;
+          float* const ct = c + (i - row0) * n + kPanel * p;
           tile(ct, n, rows, lanes32(n - kPanel * p), ap + s * kb * kStrip, bp + p * kb * kPanel, kb / 2, load,
                load && p + 1 < panels ? ct + kPanel : nullptr);
         }
@@ -180,21 +183,66 @@ void run_rows(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t
   }
 }
 
+// C's columns r0 .. r1 - 1 (ldc apart rows, m of them) = or += rows r0 .. r1 - 1 of C^T, held in
+// s (m floats a row, from row r0), in 16 x 16 blocks through registers.
+void store_transposed(float* c, int64_t ldc, const float* s, int64_t m, int64_t r0, int64_t r1, bool add) {
+  for (int64_t r = r0; r < r1; r += 16) {
+    const __mmask16 cols = lanes16(r1 - r);
+    for (int64_t i = 0; i < m; i += 16) {
+      const __mmask16 in = lanes16(m - i);
+      __m512i t[16];
+      for (int e = 0; e < 16; ++e)
+        t[e] = r + e < r1 ? _mm512_maskz_loadu_epi32(in, s + (r + e - r0) * m + i) : _mm512_setzero_si512();
+      transpose16(t);
+      const int64_t rows = m - i < 16 ? m - i : 16;
+      for (int64_t e = 0; e < rows; ++e) {
+        float* const d = c + (i + e) * ldc + r;
+        __m512 v = _mm512_castsi512_ps(t[e]);
+        if (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(cols, d));
+        _mm512_mask_storeu_ps(d, cols, v);
+      }
+    }
+  }
+}
+
+// k in blocks of kc (even), as few as keep the packed block of B (n columns) within kBlockBytes.
+int64_t block_rows(int64_t n, int64_t k) {
+  const int64_t panels = (n + kPanel - 1) / kPanel;
+  int64_t kc_max = kBlockBytes / (panels * kPanel * int64_t(sizeof(uint16_t)));
+  kc_max = kc_max < 64 ? 64 : kc_max & ~int64_t(1);
+  const int64_t blocks = (k + kc_max - 1) / kc_max;
+  return ((k + blocks - 1) / blocks + 1) & ~int64_t(1);
+}
+
 }  // namespace
 
 bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool add) {
   const int64_t panels = (n + kPanel - 1) / kPanel, groups = (m + kGroup - 1) / kGroup;
-  if (n < 1 || groups <= panels || k < 2 || k % 2 != 0) return false;
-  // k in blocks of kc (even), as few as keep the packed block of B within kBlockBytes.
-  int64_t kc_max = kBlockBytes / (panels * kPanel * int64_t(sizeof(uint16_t)));
-  kc_max = kc_max < 64 ? 64 : kc_max & ~int64_t(1);
-  const int64_t blocks = (k + kc_max - 1) / kc_max;
-  const int64_t kc = ((k + blocks - 1) / blocks + 1) & ~int64_t(1);
+  if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
+  if (groups >= panels) {
+    const int64_t kc = block_rows(n, k);
+#pragma omp parallel
+    {
+      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const int64_t g0 = groups * t / nt, g1 = groups * (t + 1) / nt;
+      if (g0 < g1) run_rows(c, 0, a, b, m, n, k, kc, g0, g1, add);
+    }
+    return true;
+  }
+  // C wider than tall (c_proj's gradient): C^T = B^T A, taller than wide, by the same product into
+  // a thread's scratch (its rows of C^T), then transposed into its columns of C. The transpose
+  // reads and writes C once; the product loads and stores it once a k block.
+  const int64_t kc = block_rows(m, k), tgroups = panels;
 #pragma omp parallel
   {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t g0 = groups * t / nt, g1 = groups * (t + 1) / nt;
-    if (g0 < g1) run_rows(c, a, b, m, n, k, kc, g0, g1, add);
+    const int64_t g0 = tgroups * t / nt, g1 = tgroups * (t + 1) / nt;
+    if (g0 < g1) {
+      const int64_t r0 = kGroup * g0, r1 = kGroup * g1 < n ? kGroup * g1 : n;
+      float* const s = static_cast<float*>(thread_scratch(kScratchAtT, size_t((r1 - r0) * m) * sizeof(float)));
+      run_rows(s, r0, b, a, n, m, k, kc, g0, g1, false);
+      store_transposed(c, n, s, m, r0, r1, add);
+    }
   }
   return true;
 }
