@@ -217,30 +217,25 @@ int64_t block_rows(int64_t n, int64_t k) {
 }  // namespace
 
 bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool add) {
-  const int64_t panels = (n + kPanel - 1) / kPanel, groups = (m + kGroup - 1) / kGroup;
   if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
-  if (groups >= panels) {
-    const int64_t kc = block_rows(n, k);
-#pragma omp parallel
-    {
-      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-      const int64_t g0 = groups * t / nt, g1 = groups * (t + 1) / nt;
-      if (g0 < g1) run_rows(c, 0, a, b, m, n, k, kc, g0, g1, add);
-    }
-    return true;
-  }
   // C wider than tall (c_proj's gradient): C^T = B^T A, taller than wide, by the same product into
   // a thread's scratch (its rows of C^T), then transposed into its columns of C. The transpose
   // reads and writes C once; the product loads and stores it once a k block.
-  const int64_t kc = block_rows(m, k), tgroups = panels;
+  const bool wide = (m + kGroup - 1) / kGroup < (n + kPanel - 1) / kPanel;
+  const int64_t rows = wide ? n : m, cols = wide ? m : n;  // the product's C: (rows, cols)
+  const uint16_t* const pa = wide ? b : a;
+  const uint16_t* const pb = wide ? a : b;
+  const int64_t groups = (rows + kGroup - 1) / kGroup, kc = block_rows(cols, k);
 #pragma omp parallel
   {
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t g0 = tgroups * t / nt, g1 = tgroups * (t + 1) / nt;
-    if (g0 < g1) {
-      const int64_t r0 = kGroup * g0, r1 = kGroup * g1 < n ? kGroup * g1 : n;
-      float* const s = static_cast<float*>(thread_scratch(kScratchAtT, size_t((r1 - r0) * m) * sizeof(float)));
-      run_rows(s, r0, b, a, n, m, k, kc, g0, g1, false);
+    const int64_t g0 = groups * t / nt, g1 = groups * (t + 1) / nt;
+    if (g0 < g1 && !wide) {
+      run_rows(c, 0, pa, pb, rows, cols, k, kc, g0, g1, add);
+    } else if (g0 < g1) {
+      const int64_t r0 = kGroup * g0, r1 = kGroup * g1 < rows ? kGroup * g1 : rows;
+      float* const s = static_cast<float*>(thread_scratch(kScratchAtT, size_t((r1 - r0) * cols) * sizeof(float)));
+      run_rows(s, r0, pa, pb, rows, cols, k, kc, g0, g1, false);
       store_transposed(c, n, s, m, r0, r1, add);
     }
   }
