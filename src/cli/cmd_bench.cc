@@ -31,6 +31,7 @@
 #include "model/params.h"
 #include "optim/optimizer.h"
 #include "profile/profile.h"
+#include "profile/roofline.h"
 
 namespace nt::cli {
 
@@ -77,6 +78,7 @@ struct BenchFlags {
   bool no_kernels = false, no_steps = false, profile = false, quick = false;
   std::string trace;
   std::string json;
+  std::string roofline;
 };
 
 // Model shapes benchmarked: the `cpu` preset and the larger ones, vocab 8192.
@@ -122,6 +124,10 @@ void validate(const BenchFlags& f) {
   for (const auto& d : dtypes) parse_precision(d.c_str());
   if (!f.json.empty() && f.json != "-") check_folder_of("--json", f.json);
   if (!f.trace.empty()) check_folder_of("--trace", f.trace);
+  if (!f.roofline.empty()) {
+    if (f.no_kernels) fail("--roofline %s: the chart needs the kernel table (drop --no-kernels)", f.roofline.c_str());
+    check_folder_of("--roofline", f.roofline);
+  }
 }
 
 void run_bench(const BenchFlags& f) {
@@ -177,7 +183,7 @@ void run_bench(const BenchFlags& f) {
     std::printf("kernels on %s shapes (N=%ld, C=%ld, F=%ld, V=%ld, T=%ld, H=%ld, D=%ld):\n",
                 cfg_names.empty() ? "cpu" : cfg_names[0].c_str(), long(N), long(C), long(F), long(V), long(T),
                 long(H), long(D));
-    std::printf("  %-34s %10s %12s %8s\n", "kernel", "ms", "rate", "% peak");
+    std::printf("  %-34s %10s %12s %8s %8s\n", "kernel", "ms", "rate", "% roof", "FLOP/B");
     const size_t big = size_t(std::max({N * F, R * V, F * C, V * C}));
     Buffer<float> a{big}, b{big}, cbuf{big}, d{big}, e{big}, g{big};
     fill_rand(a.data(), big, 1), fill_rand(b.data(), big, 2), fill_rand(cbuf.data(), big, 3);
@@ -186,12 +192,26 @@ void run_bench(const BenchFlags& f) {
     k.to_bf16(ah.data(), a.data(), int64_t(big));
     k.to_bf16(bh.data(), b.data(), int64_t(big));
     nlohmann::json kj = nlohmann::json::array();
-    auto report = [&](const std::string& name, double sec, double amount, bool flops, double peak) {
-      const double rate = amount / sec * 1e-9;
-      std::printf("  %-34s %10.3f %7.1f %-4s %7.1f%%\n", name.c_str(), sec * 1e3, rate, flops ? "GF/s" : "GB/s",
-                  100.0 * rate / peak);
-      kj.push_back({{"kernel", name}, {"ms", sec * 1e3}, {flops ? "gflops" : "gbs", rate}, {"peak", peak},
-                    {"pct_peak", 100.0 * rate / peak}});
+    // Each row: one call's FLOPs and compulsory bytes (operands read once, results written once),
+    // and its rate against the roof that bounds it at that intensity (profile/roofline.h): GF/s
+    // against its compute peak, or GB/s against the bandwidth. The rows go to --roofline's chart.
+    const profile::Roofs roofs{fma, pbf16, triad};
+    std::vector<profile::KernelRate> rates;
+    auto report = [&](const std::string& name, double sec, double flops, double bytes, double peak) {
+      const profile::KernelRate kr{name, sec, flops, bytes, peak, peak != fma};
+      const profile::RoofPlacement p = profile::place(roofs, kr);
+      const bool per_flop = !p.memory_bound;
+      char intensity[16] = "-";
+      if (flops > 0) std::snprintf(intensity, sizeof intensity, "%.3g", p.intensity);
+      std::printf("  %-34s %10.3f %7.1f %-4s %7.1f%% %8s\n", name.c_str(), sec * 1e3, per_flop ? p.gflops : p.gbs,
+                  per_flop ? "GF/s" : "GB/s", p.pct_roof, intensity);
+      nlohmann::json j = {{"kernel", name},           {"ms", sec * 1e3},
+                          {"gflop", flops * 1e-9},    {"gbyte", bytes * 1e-9},
+                          {"gbs", p.gbs},             {"bound", p.memory_bound ? "memory" : "compute"},
+                          {"peak_gflops", peak},      {"pct_roof", p.pct_roof}};
+      if (flops > 0) j["gflops"] = p.gflops, j["flop_per_byte"] = p.intensity, j["roof_gflops"] = p.roof_gflops;
+      kj.push_back(j);
+      rates.push_back(kr);
     };
     struct Mm {
       const char* what;
@@ -214,14 +234,18 @@ void run_bench(const BenchFlags& f) {
                       {"head dgrad (chunk)", R, C, V, false, false, true}};
     for (const Mm& s : mms) {
       const double fl = 2.0 * double(s.m) * double(s.n) * double(s.k);
+      // Compulsory bytes: A and B once, C written once (fp32 or bf16; two bf16 C-sized tensors
+      // where the epilogue writes or reads the activation beside C).
+      const double ab = double(s.m) * double(s.k) + double(s.k) * double(s.n), cn = double(s.m) * double(s.n);
+      const double f32_bytes = 4 * (ab + cn), bf16_bytes = 2 * ab + 4 * cn, bf16_c_bytes = 2 * (ab + cn);
       char name[96];
       std::snprintf(name, sizeof name, "matmul fp32 %s %ldx%ldx%ld", s.what, long(s.m), long(s.n), long(s.k));
       report(name, time_median([&] { k.matmul(cbuf.data(), a.data(), b.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f); }),
-             fl, true, fma);
+             fl, f32_bytes, fma);
       std::snprintf(name, sizeof name, "matmul bf16 %s %ldx%ldx%ld", s.what, long(s.m), long(s.n), long(s.k));
       report(name,
              time_median([&] { k.matmul_bf16(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f); }),
-             fl, true, pbf16);
+             fl, bf16_bytes, pbf16);
       if (s.head_b && k.matmul_bf16_packed_b) {  // the product alone, B packed beforehand
         Buffer<uint16_t> packed(size_t(k.packed_b_bf16_size(s.n, s.k)));
         k.pack_b_bf16(packed.data(), bh.data(), s.n, s.k, s.tb);
@@ -229,7 +253,7 @@ void run_bench(const BenchFlags& f) {
         report(name, time_median([&] {
                  k.matmul_bf16_packed_b(cbuf.data(), ah.data(), packed.data(), s.m, s.n, s.k, s.ta, 0.0f);
                }),
-               fl, true, pbf16);
+               fl, bf16_bytes, pbf16);
       }
       if (s.bf16_out) {  // as the bf16 step runs it: C rounded to bf16 as it is written
         std::snprintf(name, sizeof name, "  bf16 C: %s", s.what);
@@ -237,7 +261,7 @@ void run_bench(const BenchFlags& f) {
                  k.matmul_bf16_out(reinterpret_cast<uint16_t*>(cbuf.data()), ah.data(), bh.data(), s.m, s.n, s.k, s.ta,
                                    s.tb);
                }),
-               fl, true, pbf16);
+               fl, bf16_c_bytes, pbf16);
       }
       uint16_t* const c_h = reinterpret_cast<uint16_t*>(cbuf.data());
       uint16_t* const act_h = c_h + s.m * s.n;  // (cbuf holds m n floats: room for two bf16 C)
@@ -246,28 +270,28 @@ void run_bench(const BenchFlags& f) {
         report(name, time_median([&] {
                  k.matmul_bf16_out_relu2(c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
                }),
-               fl, true, pbf16);
+               fl, bf16_bytes, pbf16);
       }
       if (s.bf16_out && !s.tb && k.matmul_bf16_out_relu2_bwd) {  // relu²'s gradient out of the product
         std::snprintf(name, sizeof name, "  bf16 C + relu2 bwd: %s", s.what);
         report(name, time_median([&] {
                  k.matmul_bf16_out_relu2_bwd(c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
                }),
-               fl, true, pbf16);
+               fl, bf16_bytes, pbf16);
       }
       if (s.bf16_out && bf16 && !amx) {  // our GEMM takes these (gemm_rows_bf16_avx512): oneDNN's beside it
         std::snprintf(name, sizeof name, "  oneDNN bf16 C: %s", s.what);
         report(name, time_median([&] {
                  cpu::matmul_bf16_out_onednn(c_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
                }),
-               fl, true, pbf16);
+               fl, bf16_c_bytes, pbf16);
       }
       if (s.relu2 && k.matmul_bf16_relu2) {  // as the bf16 step runs it: relu²(fc) read as it is packed
         std::snprintf(name, sizeof name, "  relu2(%s) read: %s", s.ta ? "B" : "A", s.what);
         report(name, time_median([&] {
                  k.matmul_bf16_relu2(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f, !s.ta);
                }),
-               fl, true, pbf16);
+               fl, bf16_bytes, pbf16);
       }
       // Our GEMMs take some of these products (AMX: matmul_tiles.cc; AVX-512-BF16, beta 0 or 1:
       // gemm_rows_avx512.cc, and gemm_at_avx512.cc for A^T B): oneDNN's beside them.
@@ -276,56 +300,62 @@ void run_bench(const BenchFlags& f) {
         report(name, time_median([&] {
                  cpu::matmul_bf16_onednn(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f);
                }),
-               fl, true, pbf16);
+               fl, bf16_bytes, pbf16);
       }
     }
     // Attention: causal QK^T and PV (2 GEMMs of T*T/2*D per head); backward recomputes S and
     // does 4 more: 5 GEMMs.
     {
       const double fwd_fl = 2.0 * 2.0 * double(B) * H * (double(T) * (T + 1) / 2) * D;
+      // fp32 q, k, v in, O and the log-sum-exp out; backward: q, k, v, O, dO and the log-sum-exp
+      // in, dq, dk, dv out.
+      const double qkvo = 4.0 * double(N) * H * D, lse_bytes = 4.0 * double(B) * H * T;
+      const double fwd_bytes = 4 * qkvo + lse_bytes, bwd_bytes = 8 * qkvo + lse_bytes;
       Buffer<float> lse{size_t(B * H * T)};
       fill_rand(a.data(), size_t(N * H * D), 7, 1.0f);
       report("attention fwd", time_median([&] {
                k.attention_fwd(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D);
-             }), fwd_fl, true, fma);
+             }), fwd_fl, fwd_bytes, fma);
       k.attention_fwd(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D);
       Buffer<float> dq{size_t(N * H * D)}, dk{size_t(N * H * D)}, dv{size_t(N * H * D)};
       report("attention bwd", time_median([&] {
                k.attention_bwd(dq.data(), dk.data(), dv.data(), e.data(), a.data(), b.data(), cbuf.data(), d.data(),
                                lse.data(), B, T, H, H, D);
-             }), 2.5 * fwd_fl, true, fma);
+             }), 2.5 * fwd_fl, bwd_bytes, fma);
       report("attention fwd bf16", time_median([&] {
                k.attention_fwd_bf16(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D);
-             }), fwd_fl, true, pbf16);
+             }), fwd_fl, fwd_bytes, pbf16);
       k.attention_fwd_bf16(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D);
       report("attention bwd bf16", time_median([&] {
                k.attention_bwd_bf16(dq.data(), dk.data(), dv.data(), e.data(), a.data(), b.data(), cbuf.data(),
                                     d.data(), lse.data(), B, T, H, H, D);
-             }), 2.5 * fwd_fl, true, pbf16);
+             }), 2.5 * fwd_fl, bwd_bytes, pbf16);
     }
+    // The elementwise kernels' FLOPs: their formulas' arithmetic per element (ops_ref.h; an FMA
+    // counts 2), enough to place them on the roofline, far below its ridge (per-row terms left out).
     Buffer<float> rstd{size_t(N)};
     report("rmsnorm fwd (N,C)", time_median([&] { k.rmsnorm_fwd(d.data(), rstd.data(), a.data(), N, C, 1e-6f); }),
-           8.0 * N * C, false, triad);
+           3.0 * N * C, 8.0 * N * C, fma);
     report("rmsnorm bwd (N,C)", time_median([&] {
              k.rmsnorm_bwd(e.data(), b.data(), d.data(), rstd.data(), N, C, true);
-           }), 16.0 * N * C, false, triad);
-    report("relu2 fwd (N,F)", time_median([&] { k.relu2_fwd(d.data(), a.data(), N * F); }), 8.0 * N * F, false,
-           triad);
+           }), 6.0 * N * C, 16.0 * N * C, fma);
+    report("relu2 fwd (N,F)", time_median([&] { k.relu2_fwd(d.data(), a.data(), N * F); }), 2.0 * N * F, 8.0 * N * F,
+           fma);
     report("relu2 fwd bf16 (N,F)", time_median([&] { k.relu2_fwd_bf16(bh.data(), ah.data(), N * F); }),
-           4.0 * N * F, false, triad);
-    report("to_bf16 (N,F)", time_median([&] { k.to_bf16(ah.data(), a.data(), N * F); }), 6.0 * N * F, false, triad);
+           2.0 * N * F, 4.0 * N * F, fma);
+    report("to_bf16 (N,F)", time_median([&] { k.to_bf16(ah.data(), a.data(), N * F); }), 0.0, 6.0 * N * F, fma);
     report("relu2 bwd (N,F)", time_median([&] { k.relu2_bwd(d.data(), b.data(), a.data(), N * F); }),
-           12.0 * N * F, false, triad);
+           3.0 * N * F, 12.0 * N * F, fma);
     Buffer<uint16_t> ch{big};
     report("relu2 bwd bf16 (N,F)", time_median([&] { k.relu2_bwd_bf16(ch.data(), bh.data(), ah.data(), N * F); }),
-           6.0 * N * F, false, triad);
+           3.0 * N * F, 6.0 * N * F, fma);
     // As the bf16 step runs them: the forward keeps only the bf16 copy, the backward reads it.
     report("rmsnorm fwd bf16 (N,C)", time_median([&] {
              k.rmsnorm_fwd_bf16(nullptr, ch.data(), rstd.data(), a.data(), N, C, 1e-6f);
-           }), 6.0 * N * C, false, triad);
+           }), 3.0 * N * C, 6.0 * N * C, fma);
     report("rmsnorm bwd bf16 (N,C)", time_median([&] {
              k.rmsnorm_bwd_bf16(e.data(), ch.data(), b.data(), ah.data(), rstd.data(), N, C, true);
-           }), 16.0 * N * C, false, triad);
+           }), 6.0 * N * C, 16.0 * N * C, fma);
     {
       // The q, k, v gradients side by side as one bf16 operand (the three conversions of a step).
       const int64_t HD = H * D, KD = c.n_kv_head * D, Q = HD + 2 * KD;
@@ -333,7 +363,7 @@ void run_bench(const BenchFlags& f) {
                k.to_bf16_rows(ch.data(), Q, a.data(), N, HD);
                k.to_bf16_rows(ch.data() + HD, Q, b.data(), N, KD);
                k.to_bf16_rows(ch.data() + HD + KD, Q, cbuf.data(), N, KD);
-             }), 6.0 * N * Q, false, triad);
+             }), 0.0, 6.0 * N * Q, fma);
       // Rotary + QK-norm on q, in place (its output stays normalised call after call), and the
       // backward from that output.
       Buffer<float> cs{size_t(T * D / 2)}, sn{size_t(T * D / 2)}, rq{size_t(N * H)};
@@ -344,18 +374,18 @@ void run_bench(const BenchFlags& f) {
         }
       report("rotary + qk-norm fwd (N,H*D)", time_median([&] {
                k.rope_norm_fwd(d.data(), rq.data(), cs.data(), sn.data(), B, T, H, D, 1e-6f);
-             }), 8.0 * N * HD, false, triad);
+             }), 6.0 * N * HD, 8.0 * N * HD, fma);
       report("rotary + qk-norm bwd (N,H*D)", time_median([&] {
                k.rope_norm_bwd(e.data(), d.data(), rq.data(), cs.data(), sn.data(), B, T, H, D);
-             }), 12.0 * N * HD, false, triad);
+             }), 8.0 * N * HD, 12.0 * N * HD, fma);
     }
     {
       std::vector<int32_t> ids(static_cast<size_t>(N));
       for (int64_t i = 0; i < N; ++i) ids[size_t(i)] = int32_t((i * 7919) % V);
       report("embedding fwd (N,C)", time_median([&] { k.embed_fwd(d.data(), ids.data(), a.data(), N, C); }),
-             8.0 * N * C, false, triad);
+             0.0, 8.0 * N * C, fma);
       report("embedding bwd (N,C)", time_median([&] { k.embed_bwd(g.data(), e.data(), ids.data(), N, C); }),
-             12.0 * N * C, false, triad);
+             1.0 * N * C, 12.0 * N * C, fma);
     }
     {
       // A head chunk's logits (R rows): the fp32 loss writes its gradient over them, the bf16 one
@@ -364,15 +394,18 @@ void run_bench(const BenchFlags& f) {
       std::vector<int32_t> tg(static_cast<size_t>(R));
       for (int64_t i = 0; i < R; ++i) tg[size_t(i)] = int32_t((i * 7919) % V);
       char name[64];
+      // FLOPs as the AVX-512 code computes them, about 60 a logit: the tanh and the exp as their
+      // polynomials (25-30 each), the rest a handful; far more than the 6-8 bytes a logit moves.
+      constexpr double kXentFlops = 60;
       std::snprintf(name, sizeof name, "softcap xent + grad (%ld,V)", long(R));
       std::copy_n(b.data(), R * V, cbuf.data());
       report(name, time_median([&] { k.softcap_xent(cbuf.data(), rstd.data(), tg.data(), R, V, 15.0f, 1.0f); }),
-             8.0 * R * V, false, triad);
+             kXentFlops * R * V, 8.0 * R * V, fma);
       std::snprintf(name, sizeof name, "softcap xent + bf16 grad (%ld,V)", long(R));
       std::copy_n(b.data(), R * V, cbuf.data());
       report(name, time_median([&] {
                k.softcap_xent_bf16(cbuf.data(), rstd.data(), tg.data(), R, V, 15.0f, 1.0f, ch.data());
-             }), 6.0 * R * V, false, triad);
+             }), kXentFlops * R * V, 6.0 * R * V, fma);
     }
     {
       // Muon on the MLP matrix (C x F after the transpose to rows <= cols), 5 iterations.
@@ -393,32 +426,48 @@ void run_bench(const BenchFlags& f) {
       report("muon newton-schulz x5 (C,F)", time_median([&] {
                std::copy_n(x0.data(), m * n, x.data());
                newton_schulz(k, x.data(), y.data(), ga.data(), gb.data(), m, n, steps);
-             }), newton_schulz_on_gram(m, n) ? ends + chain : plain, true, fma);
+             }), newton_schulz_on_gram(m, n) ? ends + chain : plain, 8 * mc * nc, fma);
       NewtonSchulzBf16 ns;
       const bool gram = newton_schulz_bf16_on_gram(k, m, n);
       report("muon newton-schulz x5 bf16 (C,F)", time_median([&] {
                std::copy_n(x0.data(), m * n, x.data());
                ns.run(k, x.data(), ga.data(), gb.data(), m, n, steps);
-             }), gram ? ends + chain : plain, true, gram ? (ends + chain) / (ends / pbf16 + chain / fma) : pbf16);
+             }), gram ? ends + chain : plain, 8 * mc * nc, gram ? (ends + chain) / (ends / pbf16 + chain / fma) : pbf16);
       // The attention's square matrices (C x C), iterated plainly (the backend's one op where it
       // has one).
       report("muon newton-schulz x5 bf16 (C,C)", time_median([&] {
                std::copy_n(x0.data(), m * m, x.data());
                ns.run(k, x.data(), ga.data(), gb.data(), m, m, steps);
-             }), s * 4 * mc * mc * mc, true, pbf16);
+             }), s * 4 * mc * mc * mc, 8 * mc * mc, pbf16);
     }
     report("muon momentum (F*C)", time_median([&] { k.nesterov(d.data(), e.data(), a.data(), F * C, 0.95f); }),
-           16.0 * F * C, false, triad);
-    report("transpose (F,C)", time_median([&] { k.transpose(d.data(), a.data(), F, C); }), 8.0 * F * C, false, triad);
-    report("axpby (F*C)", time_median([&] { k.axpby(d.data(), a.data(), F * C, 0.5f, 0.5f); }), 12.0 * F * C, false,
-           triad);
-    report("sum of squares (F*C)", time_median([&] { (void)k.sum_squares(a.data(), F * C); }), 4.0 * F * C, false,
-           triad);
+           6.0 * F * C, 16.0 * F * C, fma);
+    report("transpose (F,C)", time_median([&] { k.transpose(d.data(), a.data(), F, C); }), 0.0, 8.0 * F * C, fma);
+    report("axpby (F*C)", time_median([&] { k.axpby(d.data(), a.data(), F * C, 0.5f, 0.5f); }), 3.0 * F * C,
+           12.0 * F * C, fma);
+    report("sum of squares (F*C)", time_median([&] { (void)k.sum_squares(a.data(), F * C); }), 2.0 * F * C,
+           4.0 * F * C, fma);
     report("adamw (V*C)", time_median([&] {
              k.adamw_step(d.data(), a.data(), e.data(), g.data(), V * C, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.0f, 0.5f, 0.5f);
-           }), 28.0 * V * C, false, triad);
+           }), 15.0 * V * C, 28.0 * V * C, fma);
     std::printf("\n");
     out["kernels"] = kj;
+    if (!f.roofline.empty()) {
+      // The table's own rows; its indented variants (bf16 C, packed B, oneDNN's) would only crowd
+      // the GEMMs' corner.
+      std::vector<profile::KernelRate> rows;
+      for (const auto& r : rates)
+        if (!r.name.empty() && r.name[0] != ' ') rows.push_back(r);
+      char title[160], subtitle[256];
+      std::snprintf(title, sizeof title, "nanotrain bench: roofline of the kernels on %s shapes",
+                    cfg_names.empty() ? "cpu" : cfg_names[0].c_str());
+      std::snprintf(subtitle, sizeof subtitle,
+                    "%s, %d threads, kernels %s; N=%ld C=%ld F=%ld V=%ld T=%ld H=%ld D=%ld; roofs measured in this run",
+                    hostname().c_str(), threads, k.name, long(N), long(C), long(F), long(V), long(T), long(H),
+                    long(D));
+      write_file_atomic(f.roofline, profile::roofline_svg(roofs, rows, title, subtitle));
+      std::printf("roofline chart: %s\n\n", f.roofline.c_str());
+    }
   }
 
   if (!f.no_steps) {
@@ -515,6 +564,8 @@ void add_bench_command(CLI::App& app) {
               "Time each kernel and each peak once: a quick check that everything runs (rough figures)");
   c->add_option("--trace", f->trace, "Write Chrome trace JSON per model to PREFIX.<model>.<dtype>.json");
   c->add_option("--json", f->json, "Also write the figures as JSON to this file ('-' = stdout)");
+  c->add_option("--roofline", f->roofline,
+                "Also draw the kernels against this machine's roofs (compute peaks, bandwidth) as an SVG chart");
   c->callback([f] {
     validate(*f);
     run_bench(*f);

@@ -131,18 +131,29 @@ expect_error "truncated weights" "model.safetensors: corrupt" "$NT" sample --run
 # --- bench: a quick run of every kernel and both step dtypes, its JSON, and flag errors before
 # any measuring
 "$NT" bench --quick --configs cpu --batch-size 1 --steps 1 --dtype fp32,bf16 --json "$TMP/bench.json" \
-  >"$TMP/bench.out" 2>&1
+  --roofline "$TMP/roofline.svg" >"$TMP/bench.out" 2>&1
 check "bench --quick exits 0" "[ $? -eq 0 ]"
+check "bench roofline: an SVG with a marker per kernel row that computes" \
+  "$PY -c 'import json, xml.dom.minidom as m; b = json.load(open(\"$TMP/bench.json\")); \
+d = m.parse(\"$TMP/roofline.svg\"); \
+n = sum(1 for c in d.getElementsByTagName(\"circle\") if c.getAttribute(\"class\") == \"kernel\"); \
+rows = [k for k in b[\"kernels\"] if not k[\"kernel\"].startswith(\" \") and k[\"gflop\"] > 0]; \
+assert n == len(rows) > 20, (n, len(rows))'"
 check "bench JSON: peaks, positive rates for every kernel, tokens/s for both dtypes" \
   "$PY -c 'import json, math; b = json.load(open(\"$TMP/bench.json\")); \
 assert b[\"peaks\"][\"fp32_fma_gflops\"] > 0 and len(b[\"kernels\"]) > 20, b; \
 assert all(math.isfinite(k.get(\"gflops\", k.get(\"gbs\", 0))) and k.get(\"gflops\", k.get(\"gbs\", 0)) > 0 \
 for k in b[\"kernels\"]), b[\"kernels\"]; \
 assert sorted(s[\"dtype\"] for s in b[\"steps\"]) == [\"bf16\", \"fp32\"], b[\"steps\"]; \
-assert all(s[\"tokens_per_second\"] > 0 and 0 < s[\"mfu\"] for s in b[\"steps\"]), b[\"steps\"]'"
+assert all(s[\"tokens_per_second\"] > 0 and 0 < s[\"mfu\"] for s in b[\"steps\"]), b[\"steps\"]; \
+assert all(k[\"bound\"] in (\"compute\", \"memory\") and k[\"pct_roof\"] > 0 for k in b[\"kernels\"])'"
 expect_error "bench: unknown model" "--configs tiny: unknown" "$NT" bench --configs tiny
 expect_error "bench: unknown dtype" "--dtype fp16: unknown" "$NT" bench --dtype fp16
 expect_error "bench: JSON into a missing folder" "--json $TMP/nope/b.json: no folder" "$NT" bench --json "$TMP/nope/b.json"
+expect_error "bench: roofline into a missing folder" "--roofline $TMP/nope/r.svg: no folder" "$NT" bench \
+  --roofline "$TMP/nope/r.svg"
+expect_error "bench: roofline without the kernels" "needs the kernel table" "$NT" bench --no-kernels \
+  --roofline "$TMP/r.svg"
 
 for cmd in train sample "eval bpb" "data prepare" info bench; do
   check "--help on '$cmd'" "$NT $cmd --help >/dev/null 2>&1"
