@@ -517,9 +517,15 @@ void run_bench(const BenchFlags& f) {
                         precision_name(prec), peak);
           std::printf("%s", profile::report(flops_per_token(c, T) * B * T, peak, label).c_str());
           if (!f.trace.empty()) {
-            const std::string path = f.trace + "." + name + "." + precision_name(prec) + ".json";
-            profile::write_trace(path);
-            std::printf("  trace: %s\n", path.c_str());
+            const std::string path = f.trace + "." + name + "." + precision_name(prec);
+            profile::write_trace(path + ".json");
+            char title[96], subtitle[160];
+            std::snprintf(title, sizeof title, "nanotrain bench: where a %s %s step's time goes", name.c_str(),
+                          precision_name(prec));
+            std::snprintf(subtitle, sizeof subtitle, "batch %d x T %d, median %.1f ms a step, MFU %.1f %% of %.0f GFLOP/s",
+                          B, T, sec * 1e3, 100.0 * tps * flops_per_token(c, T) / (peak * 1e9), peak);
+            write_file_atomic(path + ".svg", profile::chart_svg(title, subtitle));
+            std::printf("  trace: %s.json, chart: %s.svg\n", path.c_str(), path.c_str());
           }
         }
         const double mfu = tps * flops_per_token(c, T) / (peak * 1e9);
@@ -562,7 +568,8 @@ void add_bench_command(CLI::App& app) {
   c->add_flag("--profile", f->profile, "Print where each model's timed steps spend their time");
   c->add_flag("--quick", f->quick,
               "Time each kernel and each peak once: a quick check that everything runs (rough figures)");
-  c->add_option("--trace", f->trace, "Write Chrome trace JSON per model to PREFIX.<model>.<dtype>.json");
+  c->add_option("--trace", f->trace,
+                "Write a Chrome trace (JSON) and the profile's chart (SVG) per model to PREFIX.<model>.<dtype>.json/.svg");
   c->add_option("--json", f->json, "Also write the figures as JSON to this file ('-' = stdout)");
   c->add_option("--roofline", f->roofline,
                 "Also draw the kernels against this machine's roofs (compute peaks, bandwidth) as an SVG chart");

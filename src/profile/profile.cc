@@ -132,32 +132,23 @@ void reset() {
   r.t0 = Clock::now();
 }
 
-std::string report(double flops_per_step, double peak_gflops, const std::string& peak_label) {
+Totals totals() {
   Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  int64_t total[kPhases][kCount] = {}, calls[kPhases][kCount] = {}, dropped = 0;
-  for (auto& t : r.threads) {
-    for (int p = 0; p < kPhases; ++p)
-      for (int i = 0; i < kCount; ++i) total[p][i] += t->total_ns[p][i], calls[p][i] += t->calls[p][i];
-    dropped += t->dropped;
+  int64_t total[kPhases][kCount] = {}, calls[kPhases][kCount] = {};
+  Totals out;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (auto& t : r.threads) {
+      for (int p = 0; p < kPhases; ++p)
+        for (int i = 0; i < kCount; ++i) total[p][i] += t->total_ns[p][i], calls[p][i] += t->calls[p][i];
+      out.dropped_events += t->dropped;
+    }
   }
-  const int64_t steps = calls[0][kStep];
-  const double step_ms = double(total[0][kStep]) * 1e-6;
-  const double base_ms = steps > 0 ? step_ms : double(now_ns()) * 1e-6;
-  std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "profile: %lld steps, %.1f ms in steps (shares are of %s)\n", (long long)steps,
-                step_ms, steps > 0 ? "the step time" : "the wall time");
-  out += line;
-  std::snprintf(line, sizeof line, "  %-12s %-16s %11s %9s %7s %10s\n", "phase", "zone", "total ms", "calls", "share",
-                "mean ms");
-  out += line;
+  out.steps = calls[0][kStep];
+  out.step_ms = double(total[0][kStep]) * 1e-6;
+  out.wall_ms = double(now_ns()) * 1e-6;
   auto row = [&](int p, int i) {
-    if (calls[p][i] == 0) return;
-    const double ms = double(total[p][i]) * 1e-6;
-    std::snprintf(line, sizeof line, "  %-12s %-16s %11.1f %9lld %6.1f%% %10.3f\n", p == 0 ? "-" : name(Id(p)),
-                  name(Id(i)), ms, (long long)calls[p][i], 100.0 * ms / base_ms, ms / double(calls[p][i]));
-    out += line;
+    if (calls[p][i] > 0) out.rows.push_back({Id(p), Id(i), double(total[p][i]) * 1e-6, calls[p][i]});
   };
   // Phases first (their own rows), then each phase's ops sorted by time, then ops outside phases.
   for (int p = kForward; p <= kCheckpoint; ++p) {
@@ -169,14 +160,35 @@ std::string report(double flops_per_step, double peak_gflops, const std::string&
     for (int i : ids) row(p, i);
   }
   for (int i = kEmbed; i < kCount; ++i) row(0, i);
-  if (steps > 0 && flops_per_step > 0 && peak_gflops > 0) {
-    const double gflops = flops_per_step * double(steps) / (step_ms * 1e-3) * 1e-9;
+  return out;
+}
+
+std::string report(double flops_per_step, double peak_gflops, const std::string& peak_label) {
+  const Totals t = totals();
+  const double base_ms = t.base_ms();
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "profile: %lld steps, %.1f ms in steps (shares are of %s)\n", (long long)t.steps,
+                t.step_ms, t.steps > 0 ? "the step time" : "the wall time");
+  out += line;
+  std::snprintf(line, sizeof line, "  %-12s %-16s %11s %9s %7s %10s\n", "phase", "zone", "total ms", "calls", "share",
+                "mean ms");
+  out += line;
+  for (const ZoneTotal& z : t.rows) {
+    std::snprintf(line, sizeof line, "  %-12s %-16s %11.1f %9lld %6.1f%% %10.3f\n",
+                  z.phase == kStep ? "-" : name(z.phase), name(z.id), z.ms, (long long)z.calls,
+                  100.0 * z.ms / base_ms, z.ms / double(z.calls));
+    out += line;
+  }
+  if (t.steps > 0 && flops_per_step > 0 && peak_gflops > 0) {
+    const double gflops = flops_per_step * double(t.steps) / (t.step_ms * 1e-3) * 1e-9;
     std::snprintf(line, sizeof line, "  model FLOPs: %.1f GFLOP/s over the steps = MFU %.1f %% of %s\n", gflops,
                   100.0 * gflops / peak_gflops, peak_label.c_str());
     out += line;
   }
-  if (dropped > 0) {
-    std::snprintf(line, sizeof line, "  (%lld trace events dropped beyond %zu)\n", (long long)dropped, kMaxEvents);
+  if (t.dropped_events > 0) {
+    std::snprintf(line, sizeof line, "  (%lld trace events dropped beyond %zu)\n", (long long)t.dropped_events,
+                  kMaxEvents);
     out += line;
   }
   return out;

@@ -18,6 +18,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace nt::profile {
 
@@ -79,6 +80,24 @@ class WorkZone {
   bool on_;
 };
 
+// What the zones recorded: a row per (phase, zone) that ran, in the table's order (each phase's
+// own row, then its ops by time; then ops outside any phase, whose phase is kStep).
+struct ZoneTotal {
+  Id phase, id;
+  double ms;
+  int64_t calls;
+};
+struct Totals {
+  int64_t steps = 0;      // step zones closed
+  double step_ms = 0;     // their total time
+  double wall_ms = 0;     // since enable() (or reset())
+  int64_t dropped_events = 0;
+  std::vector<ZoneTotal> rows;
+  // What the shares are of: the steps' time, or the wall time when no step zone was recorded.
+  double base_ms() const { return steps > 0 ? step_ms : wall_ms; }
+};
+Totals totals();
+
 // The summary table: per phase and op kind, total ms, calls, share of the step zones' total
 // time (or of the wall time between enable() and report() when no step zone was recorded),
 // and mean. When flops_per_step > 0 and peak_gflops > 0, adds achieved GFLOP/s and MFU per
@@ -87,5 +106,8 @@ std::string report(double flops_per_step = 0, double peak_gflops = 0, const std:
 // Writes the trace (complete events, "ph":"X", microseconds) atomically. Events beyond the
 // first 2 million are dropped (counted in the table). Throws nt::Error if the file fails.
 void write_trace(const std::string& path);
+// The table as an SVG bar chart (profile_chart.cc): a bar per phase and per op inside it, ms per
+// step and share of the step. title and subtitle: what ran (model, dtype, MFU).
+std::string chart_svg(const std::string& title, const std::string& subtitle);
 
 }  // namespace nt::profile

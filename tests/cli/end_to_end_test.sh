@@ -92,10 +92,17 @@ expect_error "train_bench.py without a data folder" "nope/data.json" $PY "$SRC/t
 # --- step-count runs are deterministic
 "$NT" train --data "$TMP/data" --preset tiny --steps 4 --run-dir "$TMP/s1" --sample-tokens 0 --quiet >/dev/null
 "$NT" train --data "$TMP/data" --preset tiny --steps 4 --run-dir "$TMP/s2" --sample-tokens 0 --quiet \
-  --peak-gflops 1234 >/dev/null
+  --peak-gflops 1234 --profile >/dev/null
 check "same seed, same threads: identical losses" \
   "[ -s '$TMP/s1/metrics.jsonl' ] && [ \"\$(grep -o '\"loss\":[^,]*' '$TMP/s1/metrics.jsonl')\" = \"\$(grep -o '\"loss\":[^,]*' '$TMP/s2/metrics.jsonl')\" ]"
 check "--steps 4 ran 4 steps" "[ \"\$(json '$TMP/s1/summary.json' \"['steps']\")\" = 4 ]"
+check "--profile: a Chrome trace and the profile's chart in the run folder (and the same losses)" \
+  "$PY -c 'import json, xml.dom.minidom as m; t = json.load(open(\"$TMP/s2/trace.json\")); \
+assert any(e.get(\"name\") == \"step\" for e in t[\"traceEvents\"]); \
+d = m.parse(\"$TMP/s2/profile.svg\"); \
+bars = [r.getElementsByTagName(\"title\")[0].firstChild.data for r in d.getElementsByTagName(\"rect\") \
+if r.getElementsByTagName(\"title\")]; \
+assert any(b.startswith(\"forward: \") for b in bars) and any(b.startswith(\"optimizer: \") for b in bars), bars'"
 check "--peak-gflops is the MFU's peak" \
   "[ \"\$(json '$TMP/s2/summary.json' \"['peak_source']\")\" = --peak-gflops ] && [ \"\$(json '$TMP/s2/summary.json' \"['peak_gflops']\")\" = 1234.0 ]"
 

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <set>
 #include <vector>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "kernels/kernels.h"
@@ -60,6 +62,53 @@ TEST(Profile, PhasesOpsAndTrace) {
   }
   EXPECT_EQ(steps, 2);
   EXPECT_EQ(attn, 4);
+}
+
+// The chart: a bar per row of the table, in the table's order, as long as the row's share, with
+// the row's figures in its tooltip.
+TEST(Profile, ChartHasABarPerRowOfTheTable) {
+  profile::reset();
+  profile::enable(true);
+  auto busy = [](int ms) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+  };
+  for (int s = 0; s < 2; ++s) {
+    profile::Zone st(profile::kStep);
+    {
+      profile::Zone f(profile::kForward);
+      profile::Zone a(profile::kAttention);
+      busy(20);
+    }
+    {
+      profile::Zone b(profile::kBackward);
+      profile::Zone m(profile::kMlpUp);
+      busy(5);
+    }
+  }
+  profile::enable(false);
+  const profile::Totals t = profile::totals();
+  ASSERT_EQ(t.steps, 2);
+  ASSERT_EQ(t.rows.size(), 4u);  // forward, forward / attention, backward, backward / mlp up gemm
+  const std::string svg = profile::chart_svg("a <test> chart", "two steps");
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+  EXPECT_NE(svg.find("a &lt;test&gt; chart"), std::string::npos);
+  // The bars, with their tooltips, in order; width proportional to the share.
+  const std::regex re("<rect x=\"[0-9.]+\" y=\"[0-9.]+\" width=\"([0-9.]+)\" height=\"[0-9.]+\" "
+                      "fill=\"#[0-9a-f]+\"><title>([^<]*)</title>");
+  std::vector<std::pair<double, std::string>> bars;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator(); ++it)
+    bars.push_back({std::stod((*it)[1]), (*it)[2]});
+  ASSERT_EQ(bars.size(), t.rows.size()) << svg;
+  EXPECT_EQ(bars[0].second.rfind("forward: ", 0), 0u) << bars[0].second;
+  EXPECT_EQ(bars[1].second.rfind("forward / attention: ", 0), 0u) << bars[1].second;
+  EXPECT_EQ(bars[2].second.rfind("backward: ", 0), 0u) << bars[2].second;
+  EXPECT_EQ(bars[3].second.rfind("backward / mlp up gemm: ", 0), 0u) << bars[3].second;
+  EXPECT_NE(bars[1].second.find(", 2 calls"), std::string::npos) << bars[1].second;
+  for (size_t i = 0; i < bars.size(); ++i)
+    EXPECT_NEAR(bars[i].first / bars[0].first, t.rows[i].ms / t.rows[0].ms, 0.01) << bars[i].second;
+  EXPECT_GT(bars[1].first, 2.5 * bars[3].first);  // 20 ms against 5 ms a step
 }
 
 // A kernel's parallel region puts one work slice on each thread's track, and nothing in the table
