@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "profile/svg.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -82,6 +83,26 @@ std::string Svg::finish() const {
 double LogAxis::operator()(double v) const {
   const double t = (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
   return p_lo + t * (p_hi - p_lo);
+}
+
+double LinearAxis::operator()(double v) const { return p_lo + (v - lo) / (hi - lo) * (p_hi - p_lo); }
+
+std::vector<double> nice_ticks(double lo, double hi, int target) {
+  if (!(hi > lo)) hi = lo + 1;  // one value: a unit range around it
+  const double raw = (hi - lo) / double(std::max(1, target));
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = 10 * mag;
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  std::vector<double> ticks;
+  for (double v = std::floor(lo / step) * step; ticks.size() < 1000; v += step) {
+    ticks.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+    if (v >= hi - step * 1e-9) break;
+  }
+  return ticks;
 }
 
 // (A hair of tolerance: 1000 must stay 1000, not 10000, after log10's rounding.)

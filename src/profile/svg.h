@@ -40,6 +40,16 @@ struct LogAxis {
   double operator()(double v) const;
 };
 
+// A linear axis: values in [lo, hi] (lo < hi) onto pixels from p_lo to p_hi.
+struct LinearAxis {
+  double lo, hi, p_lo, p_hi;
+  double operator()(double v) const;
+};
+
+// Round tick values covering [lo, hi]: multiples of 1, 2 or 5 times a power of ten, about
+// `target` of them, the first at or below lo and the last at or above hi.
+std::vector<double> nice_ticks(double lo, double hi, int target);
+
 // The decade below v's and the decade above it (1 -> 1 and 1; 0.3 -> 0.1 and 1).
 double decade_below(double v);
 double decade_above(double v);

@@ -31,6 +31,7 @@
 #include "profile/profile.h"
 #include "train/checkpoint.h"
 #include "train/default_data.h"
+#include "train/loss_chart.h"
 #include "train/progress.h"
 #include "train/signals.h"
 #include "train/time_budget.h"
@@ -473,6 +474,12 @@ TrainSummary run_training(const TrainConfig& given) {
       {"run_dir", run_dir},
   };
   write_file_atomic((fs::path(run_dir) / "summary.json").string(), summary.dump(2) + "\n");
+  write_file_atomic((fs::path(run_dir) / "loss.svg").string(),
+                    loss_chart_svg(read_file(metrics_path), "nanotrain train: loss",
+                                   strf("%s: depth %d, d_model %d, T %d, %s; %lld steps, %lld tokens in %.1f s; val_bpb "
+                                        "%.4f",
+                                        cfg.shape.preset.c_str(), mc.depth, mc.d_model, T, precision_name(prec),
+                                        (long long)step, (long long)tokens, train_s, last_eval.bpb)));
   return {summary};
 }
 

@@ -31,9 +31,15 @@ check "data prepare writes data.json and shards" "[ -f '$TMP/data/data.json' ] &
 "$NT" train --data "$TMP/data" --preset tiny --time-budget 8s --run-dir "$TMP/run" --sample-tokens 32 \
   >"$TMP/train.out" 2>"$TMP/train.err"
 check "train exits 0" "[ $? -eq 0 ]"
-for f in config.json metrics.jsonl summary.json model.safetensors; do
+for f in config.json metrics.jsonl summary.json model.safetensors loss.svg; do
   check "run folder has $f" "[ -s '$TMP/run/$f' ]"
 done
+check "loss.svg: the loss curves and the evaluation's val_bpb, well-formed" \
+  "$PY -c 'import json, xml.dom.minidom as m; d = m.parse(\"$TMP/run/loss.svg\"); \
+s = json.load(open(\"$TMP/run/summary.json\")); \
+assert len(d.getElementsByTagName(\"polyline\")) == 2; \
+texts = [t.firstChild.data for t in d.getElementsByTagName(\"text\") if t.firstChild]; \
+assert \"val_bpb %.4f\" % s[\"val_bpb\"] in texts, texts'"
 for k in val_bpb train_seconds steps tokens_trained params_total params_matmul tokens_per_second mfu threads \
   preset budget_overshoot_seconds; do
   check "summary has $k" "json '$TMP/run/summary.json' \"['$k']\" >/dev/null 2>&1"
