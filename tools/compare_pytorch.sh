@@ -22,7 +22,8 @@
 # model, then round 2, so that a slow spell of a shared machine lands on both sides; the table
 # gives each column's median over the rounds and the ratio's median, with its range in the
 # rounds), JSON=FILE (also write the results as JSON, every round's figures too), BUDGET
-# (seconds of training for the val_bpb comparison, default 120; 0 skips it).
+# (seconds of training for the val_bpb comparison, default 120; 0 skips it), SVG=FILE (also draw
+# the results: tokens/s bars and both training losses over the budget; tools/compare_chart.py).
 # Needs the default data (build/nanotrain train makes it on first use) and /usr/bin/python3 with
 # torch (Debian python3-torch).
 set -euo pipefail
@@ -41,6 +42,12 @@ elif [ $# -ge 1 ]; then
 else
   models=(cpu d6 d8)
 fi
+for f in "${JSON:-}" "${SVG:-}"; do  # before half an hour of measuring, not after
+  if [ -n "$f" ] && [ ! -d "$(dirname "$f")" ]; then
+    echo "compare_pytorch.sh: $f: no folder $(dirname "$f") to write into" >&2
+    exit 2
+  fi
+done
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 PT_ENV=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=PASSIVE)
@@ -167,6 +174,11 @@ json.dump({"budget_seconds": budget, "pytorch": {"dtype": ptd, "steps": pt_run["
                   "val_bpb": nt_ev["bpb"], "val_bpb_summary": nt_sum["val_bpb"]}}, open(f"{out}/bpb.json", "w"))
 PY
   bpb_json=$(cat "$out/bpb.json")
+fi
+if [ -n "${SVG:-}" ]; then
+  chart=(--throughput "$out/throughput.json" --out "$SVG")
+  [ "$BUDGET" != 0 ] && chart+=(--bpb "$out/bpb.json" --nt-metrics "$out/bpb-nt/metrics.jsonl" --pt-run "$out/bpb-pt/run.json")
+  /usr/bin/python3 tools/compare_chart.py "${chart[@]}" && echo "chart: $SVG"
 fi
 if [ -n "${JSON:-}" ]; then
   echo "{\"throughput\": $(cat "$out/throughput.json"), \"val_bpb\": $bpb_json}" |

@@ -94,6 +94,25 @@ check "nanotrain eval bpb scores the PyTorch-trained weights below uniform" \
   "$PY -c 'import json, math; a = json.load(open(\"$TMP/pt_eval.json\")); assert 0 < a[\"loss\"] < math.log($V), a'"
 expect_error "train_bench.py without a data folder" "nope/data.json" $PY "$SRC/tools/torch_ref/train_bench.py" \
   --depth 2 --d-model 64 --n-head 2 --head-dim 32 --seq-len 64 --vocab-size "$V" --batch-size 4 --shards "$TMP/nope"
+# compare_pytorch.sh's picture from the two runs' outputs: the throughput bars and both loss curves
+cat >"$TMP/throughput.json" <<'JSON'
+[{"model": "tiny", "seq_len": 64, "batch_size": 4, "pytorch_fp32": 100, "pytorch_bf16": 150,
+  "nanotrain": 450, "nanotrain_dtype": "bf16", "ratio": 3.0}]
+JSON
+echo '{"budget_seconds": 3, "pytorch": {"dtype": "fp32", "steps": 5, "val_bpb": 2.5},
+  "nanotrain": {"dtype": "bf16", "steps": 9, "val_bpb": 2.0}}' >"$TMP/bpb.json"
+$PY "$SRC/tools/compare_chart.py" --throughput "$TMP/throughput.json" --bpb "$TMP/bpb.json" \
+  --nt-metrics "$TMP/run/metrics.jsonl" --pt-run "$TMP/pt.json" --out "$TMP/compare.svg"
+check "compare_chart.py: 3 bars, the ratio, both loss curves with every step" \
+  "$PY -c 'import json, xml.dom.minidom as m; d = m.parse(\"$TMP/compare.svg\"); \
+bars = [r for r in d.getElementsByTagName(\"rect\") if r.getAttribute(\"class\") == \"bar\"]; \
+lines = {p.getAttribute(\"class\"): len(p.getAttribute(\"points\").split()) for p in d.getElementsByTagName(\"polyline\")}; \
+texts = [t.firstChild.data for t in d.getElementsByTagName(\"text\") if t.firstChild]; \
+pt = json.load(open(\"$TMP/pt.json\")); nt = sum(json.loads(l).get(\"type\") == \"step\" for l in open(\"$TMP/run/metrics.jsonl\")); \
+assert len(bars) == 6 and \"3.00x\" in texts, (len(bars), texts); \
+assert lines == {\"pytorch\": pt[\"steps\"], \"nanotrain\": nt}, (lines, pt[\"steps\"], nt)'"
+expect_error "compare_chart.py: a missing input" "nope.json" $PY "$SRC/tools/compare_chart.py" \
+  --throughput "$TMP/nope.json" --out "$TMP/c.svg"
 
 # --- step-count runs are deterministic
 "$NT" train --data "$TMP/data" --preset tiny --steps 4 --run-dir "$TMP/s1" --sample-tokens 0 --quiet >/dev/null

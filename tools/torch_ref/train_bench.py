@@ -153,6 +153,7 @@ def main():
     autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if args.dtype == "bf16"
                 else contextlib.nullcontext())
     step_times, loss, step, last, last_iteration = [], float("nan"), 0, 0.0, 0.0
+    loss_curve = []  # (seconds since the start, loss) after every step
     start = time.perf_counter()
     while max_steps is None or step < max_steps:
         t_iter = time.perf_counter()
@@ -169,6 +170,7 @@ def main():
         opt.step(lr_multiplier(progress, args.warmdown_frac, args.final_lr_frac))
         loss = loss_t.item()
         last = time.perf_counter() - t0
+        loss_curve.append([round(time.perf_counter() - start, 4), loss])
         last_iteration = time.perf_counter() - t_iter
         if step >= WARMUP_STEPS:
             step_times.append(last)
@@ -185,6 +187,7 @@ def main():
         "last_iteration_seconds": last_iteration,
         "dtype": args.dtype,
         "final_loss": loss,
+        "loss_curve": loss_curve,
     }
     if val_tokens is not None:
         nats, count = window_loss(model.eval(), val_tokens, B)  # evaluated in fp32
