@@ -462,8 +462,8 @@ void run_bench(const BenchFlags& f) {
       std::snprintf(title, sizeof title, "nanotrain bench: roofline of the kernels on %s shapes",
                     cfg_names.empty() ? "cpu" : cfg_names[0].c_str());
       std::snprintf(subtitle, sizeof subtitle,
-                    "%s, %d threads, kernels %s; N=%ld C=%ld F=%ld V=%ld T=%ld H=%ld D=%ld; roofs measured in this run",
-                    hostname().c_str(), threads, k.name, long(N), long(C), long(F), long(V), long(T), long(H),
+                    "%s; %d threads, kernels %s; N=%ld C=%ld F=%ld V=%ld T=%ld H=%ld D=%ld; roofs measured in this run",
+                    cf.describe().c_str(), threads, k.name, long(N), long(C), long(F), long(V), long(T), long(H),
                     long(D));
       write_file_atomic(f.roofline, profile::roofline_svg(roofs, rows, title, subtitle));
       std::printf("roofline chart: %s\n\n", f.roofline.c_str());
