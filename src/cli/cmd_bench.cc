@@ -429,10 +429,11 @@ void run_bench(const BenchFlags& f) {
              }), newton_schulz_on_gram(m, n) ? ends + chain : plain, 8 * mc * nc, fma);
       NewtonSchulzBf16 ns;
       const bool gram = newton_schulz_bf16_on_gram(k, m, n);
+      const double mixed_peak = gram ? (ends + chain) / (ends / pbf16 + chain / fma) : pbf16;
       report("muon newton-schulz x5 bf16 (C,F)", time_median([&] {
                std::copy_n(x0.data(), m * n, x.data());
                ns.run(k, x.data(), ga.data(), gb.data(), m, n, steps);
-             }), gram ? ends + chain : plain, 8 * mc * nc, gram ? (ends + chain) / (ends / pbf16 + chain / fma) : pbf16);
+             }), gram ? ends + chain : plain, 8 * mc * nc, mixed_peak);
       // The attention's square matrices (C x C), iterated plainly (the backend's one op where it
       // has one).
       report("muon newton-schulz x5 bf16 (C,C)", time_median([&] {
@@ -522,8 +523,9 @@ void run_bench(const BenchFlags& f) {
             char title[96], subtitle[160];
             std::snprintf(title, sizeof title, "nanotrain bench: where a %s %s step's time goes", name.c_str(),
                           precision_name(prec));
-            std::snprintf(subtitle, sizeof subtitle, "batch %d x T %d, median %.1f ms a step, MFU %.1f %% of %.0f GFLOP/s",
-                          B, T, sec * 1e3, 100.0 * tps * flops_per_token(c, T) / (peak * 1e9), peak);
+            std::snprintf(subtitle, sizeof subtitle,
+                          "batch %d x T %d, median %.1f ms a step, MFU %.1f %% of %.0f GFLOP/s", B, T, sec * 1e3,
+                          100.0 * tps * flops_per_token(c, T) / (peak * 1e9), peak);
             write_file_atomic(path + ".svg", profile::chart_svg(title, subtitle));
             std::printf("  trace: %s.json, chart: %s.svg\n", path.c_str(), path.c_str());
           }
@@ -569,7 +571,8 @@ void add_bench_command(CLI::App& app) {
   c->add_flag("--quick", f->quick,
               "Time each kernel and each peak once: a quick check that everything runs (rough figures)");
   c->add_option("--trace", f->trace,
-                "Write a Chrome trace (JSON) and the profile's chart (SVG) per model to PREFIX.<model>.<dtype>.json/.svg");
+                "Write a Chrome trace (JSON) and the profile's chart (SVG) per model to "
+                "PREFIX.<model>.<dtype>.json/.svg");
   c->add_option("--json", f->json, "Also write the figures as JSON to this file ('-' = stdout)");
   c->add_option("--roofline", f->roofline,
                 "Also draw the kernels against this machine's roofs (compute peaks, bandwidth) as an SVG chart");

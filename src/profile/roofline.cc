@@ -67,7 +67,8 @@ std::string roofline_svg(const Roofs& roofs, const std::vector<KernelRate>& kern
     y_min = std::min(y_min, q.p.gflops), y_max = std::max(y_max, q.p.gflops);
   }
   const double x_lo = decade_below(x_min), y_lo = decade_below(y_min);
-  const double x_hi = std::max(decade_above(x_max * 1.5), x_lo * 10), y_hi = std::max(decade_above(y_max * 1.5), y_lo * 10);
+  const double x_hi = std::max(decade_above(x_max * 1.5), x_lo * 10);
+  const double y_hi = std::max(decade_above(y_max * 1.5), y_lo * 10);
   const LogAxis ax{x_lo, x_hi, kPlotLeft, kPlotRight}, ay{y_lo, y_hi, kPlotBottom, kPlotTop};
 
   const double legend_lines = double(points.size() + (movers.empty() ? 0 : movers.size() + 2) + 2);
@@ -146,7 +147,8 @@ std::string roofline_svg(const Roofs& roofs, const std::vector<KernelRate>& kern
     const double xa = x_start, xb = roofs.fp32_gflops / roofs.gbs;
     const double angle = std::atan2(ay(xb * roofs.gbs) - ay(xa * roofs.gbs), ax(xb) - ax(xa));
     const std::string label = fmt("memory %.1f GB/s (triad)", roofs.gbs);
-    const double len = kCharWidth * double(label.size()), dx = std::cos(angle) * len / 2, dy = std::sin(angle) * len / 2;
+    const double len = kCharWidth * double(label.size());
+    const double dx = std::cos(angle) * len / 2, dy = std::sin(angle) * len / 2;
     // off: the baseline's distance from the line, below it (positive; kernels bound by the
     // bandwidth sit there, further right) or above it (negative; kernels that ran from the caches).
     auto at = [&](double frac, double off, double& px, double& py) {
