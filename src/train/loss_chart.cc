@@ -16,6 +16,7 @@ namespace nt {
 namespace {
 
 constexpr double kWidth = 900, kLeft = 80, kRight = 860, kTop = 84, kBottom = 400;
+constexpr size_t kMaxPoints = 2000;  // a line's points at most
 constexpr const char* kRawColour = "#aec7e8";
 constexpr const char* kTrainColour = "#1f77b4";
 constexpr const char* kValColour = "#ff7f0e";
@@ -85,12 +86,17 @@ std::string loss_chart_svg(const std::string& metrics, const std::string& title,
 
   // Every step's loss, thin and light; through them a moving average (bias-corrected, over about
   // a tenth of the steps, 30 at most), which shows the trend through the batches' noise.
+  // Past kMaxPoints steps both lines keep every stride-th step and the last (a long run of a tiny
+  // model has tens of thousands: a file of megabytes, with no more to see).
   std::vector<std::pair<double, double>> raw, smooth;
   const double beta = train.size() < 20 ? 0.0 : 1.0 - 1.0 / std::min(30.0, double(train.size()) / 10.0);
+  const size_t stride = (train.size() + kMaxPoints - 1) / kMaxPoints;
   double ema = 0, weight = 0;
-  for (const auto& [s, l] : train) {
-    raw.push_back({ax(s), ay(l)});
+  for (size_t i = 0; i < train.size(); ++i) {
+    const auto [s, l] = train[i];
     ema = beta * ema + (1 - beta) * l, weight = beta * weight + (1 - beta);
+    if (i % stride != 0 && i + 1 != train.size()) continue;
+    raw.push_back({ax(s), ay(l)});
     smooth.push_back({ax(s), ay(ema / weight)});
   }
   if (!raw.empty()) {

@@ -68,6 +68,23 @@ TEST(LossChart, AveragesLongRuns) {
   EXPECT_LT(avg_swing, 0.25 * raw_swing);
 }
 
+TEST(LossChart, ThinsOutLongRuns) {
+  std::string metrics;
+  for (int s = 1; s <= 5001; ++s)  // falling slowly, then a last step far above the rest
+    metrics += "{\"type\":\"step\",\"step\":" + std::to_string(s) + ",\"loss\":" +
+               std::to_string(s < 5001 ? 10.0 - s * 1e-3 : 20.0) + ",\"train_seconds\":" + std::to_string(s) + "}\n";
+  const auto lines = polylines(loss_chart_svg(metrics, "t", "s"));
+  ASSERT_EQ(lines.size(), 2u);
+  for (const auto& l : lines) {
+    EXPECT_LE(l.size(), 2001u);
+    EXPECT_GE(l.size(), 1000u);
+  }
+  // The last step is kept (5000 is not a multiple of the stride, 3): the steps' line ends at its
+  // top (the smallest y).
+  const auto& raw = lines[0];
+  for (size_t i = 0; i + 1 < raw.size(); ++i) EXPECT_GT(raw[i].second, raw.back().second) << i;
+}
+
 TEST(LossChart, SaysSoWhenNothingRan) {
   const std::string svg = loss_chart_svg("", "t", "s");
   EXPECT_NE(svg.find("no steps recorded"), std::string::npos);
