@@ -19,38 +19,38 @@ using profile::Roofs;
 
 const Roofs kRoofs{100.0, 200.0, 10.0};  // ridges at 10 (fp32) and 20 (bf16) FLOP per byte
 
+// What place() says of one kernel: which roof bounds it, its intensity, that roof's height and
+// the share of it the kernel reached.
+struct Expected {
+  bool memory_bound;
+  double intensity, roof_gflops, pct_roof;
+};
+void expect_placed(const KernelRate& k, const Expected& e) {
+  const auto p = profile::place(kRoofs, k);
+  EXPECT_EQ(p.memory_bound, e.memory_bound) << k.name;
+  EXPECT_DOUBLE_EQ(p.intensity, e.intensity) << k.name;
+  EXPECT_DOUBLE_EQ(p.roof_gflops, e.roof_gflops) << k.name;
+  EXPECT_DOUBLE_EQ(p.pct_roof, e.pct_roof) << k.name;
+  EXPECT_DOUBLE_EQ(p.gbs, k.bytes / k.seconds * 1e-9) << k.name;
+  EXPECT_DOUBLE_EQ(p.gflops, k.flops / k.seconds * 1e-9) << k.name;
+}
+
 TEST(Roofline, BelowTheRidgeTheBandwidthBounds) {
   // 1 FLOP a byte: the bandwidth roof is 10 GFLOP/s; 2 GFLOP/s is 20 % of it.
-  const auto p = profile::place(kRoofs, {"k", 0.5, 1e9, 1e9, 100.0, false});
-  EXPECT_TRUE(p.memory_bound);
-  EXPECT_DOUBLE_EQ(p.intensity, 1.0);
-  EXPECT_DOUBLE_EQ(p.gflops, 2.0);
-  EXPECT_DOUBLE_EQ(p.gbs, 2.0);
-  EXPECT_DOUBLE_EQ(p.roof_gflops, 10.0);
-  EXPECT_DOUBLE_EQ(p.pct_roof, 20.0);
+  expect_placed({"k", 0.5, 1e9, 1e9, 100.0, false}, {true, 1.0, 10.0, 20.0});
+  // Between the two ridges (15 FLOP a byte), a bf16 kernel is still bound by the bandwidth.
+  expect_placed({"m", 1.0, 1.5e10, 1e9, 200.0, true}, {true, 15.0, 150.0, 10.0});
 }
 
 TEST(Roofline, AboveTheRidgeTheComputePeakBounds) {
   // 100 FLOP a byte, 100 GFLOP/s: all of the fp32 peak, half of the bf16 one.
-  const auto f = profile::place(kRoofs, {"f", 1.0, 1e11, 1e9, 100.0, false});
-  EXPECT_FALSE(f.memory_bound);
-  EXPECT_DOUBLE_EQ(f.roof_gflops, 100.0);
-  EXPECT_DOUBLE_EQ(f.pct_roof, 100.0);
-  const auto b = profile::place(kRoofs, {"b", 1.0, 1e11, 1e9, 200.0, true});
-  EXPECT_FALSE(b.memory_bound);
-  EXPECT_DOUBLE_EQ(b.pct_roof, 50.0);
-  // Between the two ridges (15 FLOP a byte), a bf16 kernel is still bound by the bandwidth.
-  const auto m = profile::place(kRoofs, {"m", 1.0, 1.5e10, 1e9, 200.0, true});
-  EXPECT_TRUE(m.memory_bound);
-  EXPECT_DOUBLE_EQ(m.roof_gflops, 150.0);
+  expect_placed({"f", 1.0, 1e11, 1e9, 100.0, false}, {false, 100.0, 100.0, 100.0});
+  expect_placed({"b", 1.0, 1e11, 1e9, 200.0, true}, {false, 100.0, 200.0, 50.0});
 }
 
 TEST(Roofline, DataMovementIsMeasuredAgainstTheBandwidth) {
-  const auto p = profile::place(kRoofs, {"copy", 0.2, 0.0, 1e9, 100.0, false});
-  EXPECT_TRUE(p.memory_bound);
-  EXPECT_DOUBLE_EQ(p.intensity, 0.0);
-  EXPECT_DOUBLE_EQ(p.gbs, 5.0);
-  EXPECT_DOUBLE_EQ(p.pct_roof, 50.0);
+  // No arithmetic: no intensity and no compute roof; 5 GB/s is half the bandwidth.
+  expect_placed({"copy", 0.2, 0.0, 1e9, 100.0, false}, {true, 0.0, 0.0, 50.0});
 }
 
 // A zero time, byte count or roof is a caller's bug (bench measures all of them): an internal
