@@ -459,13 +459,11 @@ void run_bench(const BenchFlags& f) {
       std::vector<profile::KernelRate> rows;
       for (const auto& r : rates)
         if (!r.name.empty() && r.name[0] != ' ') rows.push_back(r);
-      char title[160], subtitle[256];
-      std::snprintf(title, sizeof title, "nanotrain bench: roofline of the kernels on %s shapes",
-                    cfg_names.empty() ? "cpu" : cfg_names[0].c_str());
-      std::snprintf(subtitle, sizeof subtitle,
-                    "%s; %d threads, kernels %s; N=%ld C=%ld F=%ld V=%ld T=%ld H=%ld D=%ld; roofs measured in this run",
-                    cf.describe().c_str(), threads, k.name, long(N), long(C), long(F), long(V), long(T), long(H),
-                    long(D));
+      const std::string title = strf("nanotrain bench: roofline of the kernels on %s shapes",
+                                     cfg_names.empty() ? "cpu" : cfg_names[0].c_str());
+      const std::string subtitle =
+          strf("%s; %d threads, kernels %s; N=%ld C=%ld F=%ld V=%ld T=%ld H=%ld D=%ld; roofs measured in this run",
+               cf.describe().c_str(), threads, k.name, long(N), long(C), long(F), long(V), long(T), long(H), long(D));
       write_file_atomic(f.roofline, profile::roofline_svg(roofs, rows, title, subtitle));
       std::printf("roofline chart: %s\n\n", f.roofline.c_str());
     }
@@ -520,12 +518,10 @@ void run_bench(const BenchFlags& f) {
           if (!f.trace.empty()) {
             const std::string path = f.trace + "." + name + "." + precision_name(prec);
             profile::write_trace(path + ".json");
-            char title[96], subtitle[160];
-            std::snprintf(title, sizeof title, "nanotrain bench: where a %s %s step's time goes", name.c_str(),
-                          precision_name(prec));
-            std::snprintf(subtitle, sizeof subtitle,
-                          "batch %d x T %d, median %.1f ms a step, MFU %.1f %% of %.0f GFLOP/s", B, T, sec * 1e3,
-                          100.0 * tps * flops_per_token(c, T) / (peak * 1e9), peak);
+            const std::string title =
+                strf("nanotrain bench: where a %s %s step's time goes", name.c_str(), precision_name(prec));
+            const std::string subtitle = strf("batch %d x T %d, median %.1f ms a step, MFU %.1f %% of %.0f GFLOP/s", B,
+                                              T, sec * 1e3, 100.0 * tps * flops_per_token(c, T) / (peak * 1e9), peak);
             write_file_atomic(path + ".svg", profile::chart_svg(title, subtitle));
             std::printf("  trace: %s.json, chart: %s.svg\n", path.c_str(), path.c_str());
           }

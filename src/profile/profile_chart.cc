@@ -3,10 +3,10 @@
 // ...) and, indented under it, one per op kind inside it, as long as its share of the step.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include "profile/profile.h"
+#include "core/check.h"
 #include "profile/svg.h"
 
 namespace nt::profile {
@@ -31,12 +31,6 @@ Colours colours(Id phase) {
   }
 }
 
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
 }  // namespace
 
 std::string chart_svg(const std::string& title, const std::string& subtitle) {
@@ -56,15 +50,15 @@ std::string chart_svg(const std::string& title, const std::string& subtitle) {
   for (int g = 0; g <= int(top_share * 10.0 + 0.5); ++g) {
     const double x = kBarLeft + bar(g / 10.0);
     svg.line(x, kTop - 14, x, kTop + kRow * double(t.rows.size()), "#e4e4e4");
-    svg.text(x, kTop - 18, fmt("%.0f %%", 10.0 * g), 10, "middle", "#555555");
+    svg.text(x, kTop - 18, strf("%.0f %%", 10.0 * g), 10, "middle", "#555555");
   }
   double y = kTop;
   for (const ZoneTotal& z : t.rows) {
     const bool own = z.id == z.phase;  // a phase's own row
     const Colours c = colours(z.phase);
     const double share = z.ms / base;
-    const std::string value = (t.steps > 0 ? fmt("%.1f ms a step", z.ms / double(t.steps)) : fmt("%.1f ms", z.ms)) +
-                              fmt(", %.1f %%", 100.0 * share);
+    const std::string value = t.steps > 0 ? strf("%.1f ms a step, %.1f %%", z.ms / double(t.steps), 100.0 * share)
+                                          : strf("%.1f ms, %.1f %%", z.ms, 100.0 * share);
     svg.text(kLabelRight, y + 12, name(z.id), 11, "end", "#222222", own);  // phases bold
     const std::string where = z.phase == kStep || own ? "" : std::string(name(z.phase)) + " / ";
     // (Work outside the steps, such as evaluation, can exceed them: its bar stops at the full

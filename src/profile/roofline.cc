@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <numbers>
 
 #include "core/check.h"
@@ -38,14 +37,8 @@ constexpr const char* kFp32Colour = "#1f77b4";
 constexpr const char* kBf16Colour = "#ff7f0e";
 constexpr const char* kRoofColour = "#444444";
 
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
 // A tick label: 0.01, 0.1, 1, 10, ... 1e+06.
-std::string tick(double v) { return v >= 1e5 || v < 1e-3 ? fmt("%.0e", v) : fmt("%g", v); }
+std::string tick(double v) { return v >= 1e5 || v < 1e-3 ? strf("%.0e", v) : strf("%g", v); }
 
 }  // namespace
 
@@ -124,7 +117,7 @@ std::string roofline_svg(const Roofs& roofs, const std::vector<KernelRate>& kern
   auto flat_roof = [&](double peak, const char* what, const char* colour) {
     const double x0 = ax(std::max(x_lo, peak / roofs.gbs)), yl = ay(peak);
     svg.line(x0, yl, kPlotRight, yl, colour, 2);
-    const std::string label = std::string(what) + fmt(" %.0f GF/s", peak);
+    const std::string label = strf("%s %.0f GF/s", what, peak);
     const double w = kCharWidth * double(label.size());
     const Box tries[4] = {{kPlotRight - 4 - w, yl - 15, kPlotRight - 4, yl - 4},
                           {kPlotRight - 4 - w, yl + 3, kPlotRight - 4, yl + 14},
@@ -146,7 +139,7 @@ std::string roofline_svg(const Roofs& roofs, const std::vector<KernelRate>& kern
     // between where it starts and the fp32 ridge.
     const double xa = x_start, xb = roofs.fp32_gflops / roofs.gbs;
     const double angle = std::atan2(ay(xb * roofs.gbs) - ay(xa * roofs.gbs), ax(xb) - ax(xa));
-    const std::string label = fmt("memory %.1f GB/s (triad)", roofs.gbs);
+    const std::string label = strf("memory %.1f GB/s (triad)", roofs.gbs);
     const double len = kCharWidth * double(label.size());
     const double dx = std::cos(angle) * len / 2, dy = std::sin(angle) * len / 2;
     // off: the baseline's distance from the line, below it (positive; kernels bound by the
@@ -190,12 +183,13 @@ std::string roofline_svg(const Roofs& roofs, const std::vector<KernelRate>& kern
     const double cx = ax(q.p.intensity), cy = ay(q.p.gflops);
     const std::string n = std::to_string(i + 1);
     svg.circle(cx, cy, 4, colour, "kernel",
-               n + ". " + q.k->name + fmt(": %.1f GFLOP/s", q.p.gflops) + fmt(" at %.3g FLOP/B, ", q.p.intensity) +
-                   fmt("%.0f %% of the ", q.p.pct_roof) + (q.p.memory_bound ? "bandwidth" : "compute") + " roof");
+               strf("%s. %s: %.1f GFLOP/s at %.3g FLOP/B, %.0f %% of the %s roof", n.c_str(), q.k->name.c_str(),
+                    q.p.gflops, q.p.intensity, q.p.pct_roof, q.p.memory_bound ? "bandwidth" : "compute"));
     place_number(cx, cy, n);
     svg.circle(kLegendX + 5, y - 4, 4, colour, "swatch", q.k->name);
     svg.text(kLegendX + 14, y,
-             n + "  " + q.k->name + fmt("  %.0f %%", q.p.pct_roof) + (q.p.memory_bound ? " (mem)" : ""), 11);
+             strf("%s  %s  %.0f %%%s", n.c_str(), q.k->name.c_str(), q.p.pct_roof, q.p.memory_bound ? " (mem)" : ""),
+             11);
     y += kLine;
   }
   if (!movers.empty()) {
@@ -203,7 +197,7 @@ std::string roofline_svg(const Roofs& roofs, const std::vector<KernelRate>& kern
     svg.text(kLegendX, y, "data movement only (not on the chart): % of the bandwidth", 12, "start", "#222222", true);
     y += kLine;
     for (const Point& q : movers) {
-      svg.text(kLegendX + 14, y, q.k->name + fmt("  %.0f %%", q.p.pct_roof), 11);
+      svg.text(kLegendX + 14, y, strf("%s  %.0f %%", q.k->name.c_str(), q.p.pct_roof), 11);
       y += kLine;
     }
   }

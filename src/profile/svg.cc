@@ -35,11 +35,9 @@ Svg::Svg(double width, double height) : width_(width), height_(height) {
   rect(0, 0, width, height, "#ffffff");
 }
 
-void Svg::line(double x1, double y1, double x2, double y2, const char* stroke, double width, const char* dash) {
+void Svg::line(double x1, double y1, double x2, double y2, const char* stroke, double width) {
   body_ += "<line x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) + "\" y2=\"" + num(y2) +
-           "\" stroke=\"" + stroke + "\" stroke-width=\"" + num(width) + "\"";
-  if (dash) body_ += std::string(" stroke-dasharray=\"") + dash + "\"";
-  body_ += "/>\n";
+           "\" stroke=\"" + stroke + "\" stroke-width=\"" + num(width) + "\"/>\n";
 }
 
 void Svg::polyline(const std::vector<std::pair<double, double>>& points, const char* stroke, double width) {

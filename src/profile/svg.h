@@ -16,8 +16,7 @@ class Svg {
  public:
   Svg(double width, double height);
 
-  void line(double x1, double y1, double x2, double y2, const char* stroke, double width = 1.0,
-            const char* dash = nullptr);
+  void line(double x1, double y1, double x2, double y2, const char* stroke, double width = 1.0);
   void polyline(const std::vector<std::pair<double, double>>& points, const char* stroke, double width);
   // A rectangle, with a tooltip when title is not empty.
   void rect(double x, double y, double w, double h, const char* fill, const std::string& title = "");

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/check.h"
 #include "profile/svg.h"
 
 namespace nt {
@@ -25,12 +25,6 @@ struct Eval {
   double seconds, loss, bpb;
   int64_t step;
 };
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
 
 // A finite number at j[key], or NaN.
 double number(const nlohmann::json& j, const char* key) {
@@ -73,11 +67,11 @@ std::string loss_chart_svg(const std::string& metrics, const std::string& title,
   const profile::LinearAxis ax{xt.front(), xt.back(), kLeft, kRight}, ay{yt.front(), yt.back(), kBottom, kTop};
   for (double v : xt) {
     svg.line(ax(v), kTop, ax(v), kBottom, "#e4e4e4");
-    svg.text(ax(v), kBottom + 16, fmt("%g", v), 11, "middle");
+    svg.text(ax(v), kBottom + 16, strf("%g", v), 11, "middle");
   }
   for (double v : yt) {
     svg.line(kLeft, ay(v), kRight, ay(v), "#e4e4e4");
-    svg.text(kLeft - 6, ay(v) + 4, fmt("%g", v), 11, "end");
+    svg.text(kLeft - 6, ay(v) + 4, strf("%g", v), 11, "end");
   }
   svg.line(kLeft, kBottom, kRight, kBottom, "#000000");
   svg.line(kLeft, kTop, kLeft, kBottom, "#000000");
@@ -105,13 +99,13 @@ std::string loss_chart_svg(const std::string& metrics, const std::string& title,
   }
   for (const Eval& e : evals) {
     svg.circle(ax(e.seconds), ay(e.loss), 4, kValColour, "eval",
-               "step " + std::to_string(e.step) + fmt(", %.1f s: ", e.seconds) + fmt("val loss %.4f", e.loss) +
-                   (std::isfinite(e.bpb) ? fmt(", val_bpb %.4f", e.bpb) : ""));
+               strf("step %lld, %.1f s: val loss %.4f", (long long)e.step, e.seconds, e.loss) +
+                   (std::isfinite(e.bpb) ? strf(", val_bpb %.4f", e.bpb) : ""));
   }
   if (!evals.empty() && std::isfinite(evals.back().bpb)) {
     // The last evaluation's score, on a white ground over the curves beside it.
     const Eval& e = evals.back();
-    const std::string label = fmt("val_bpb %.4f", e.bpb);
+    const std::string label = strf("val_bpb %.4f", e.bpb);
     const double w = 7.0 * double(label.size()), x1 = ax(e.seconds) - 8, y1 = ay(e.loss) - 10;
     svg.rect(x1 - w - 2, y1 - 12, w + 4, 16, "#ffffff");
     svg.text(x1, y1, label, 11, "end", kValColour, true);
