@@ -12,10 +12,12 @@ namespace nt::cpu {
 
 namespace {
 // 16 bf16 (masked) widened to fp32: the bits shifted into the high half.
-inline __m512 widen16(const uint16_t* p, __mmask16 m) { return widen_bf16x16(_mm256_maskz_loadu_epi16(m, p)); }
+inline __m512 widen16(const uint16_t* p, __mmask16 m) { return widen_bf16x16(load_masked_epi16x16(m, p)); }
 
 // An elementwise pass in chunks over the threads; op(i, mask) computes and stores the 16
-// elements from i (fewer at the end, as the mask says).
+// elements from i (fewer at the end, as the mask says). Whole vectors get a constant full mask,
+// which the compiler turns into plain loads and stores: masked ones streaming from memory ran at
+// a third of the rate on Zen 5 (bf16 relu2 over d6's N x F: 11 against 37 GB/s, one core).
 template <class Op>
 void in_chunks(int64_t n, const char* zone, Op op) {
   constexpr int64_t kChunk = 16384;
@@ -25,7 +27,9 @@ void in_chunks(int64_t n, const char* zone, Op op) {
 #pragma omp for schedule(static) nowait
     for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
       const int64_t c1 = c0 + kChunk < n ? c0 + kChunk : n;
-      for (int64_t i = c0; i < c1; i += 16) op(i, lanes16(c1 - i));
+      int64_t i = c0;
+      for (; i + 16 <= c1; i += 16) op(i, __mmask16(0xffff));
+      if (i < c1) op(i, lanes16(c1 - i));
     }
   }
 }
@@ -35,7 +39,7 @@ void relu2_fwd_bf16_avx512(uint16_t* out, const uint16_t* inp, int64_t n) {
   const __m512 zero = _mm512_setzero_ps();
   in_chunks(n, "relu2 fwd bf16", [&](int64_t i, __mmask16 m) {
     const __m512 r = _mm512_max_ps(widen16(inp + i, m), zero);
-    _mm256_mask_storeu_epi16(out + i, m, bf16x16(_mm512_mul_ps(r, r)));
+    store_masked_epi16x16(out + i, m, bf16x16(_mm512_mul_ps(r, r)));
   });
 }
 
@@ -43,19 +47,19 @@ void relu2_bwd_bf16_avx512(uint16_t* dinp, const uint16_t* dout, const uint16_t*
   const __m512 zero = _mm512_setzero_ps(), two = _mm512_set1_ps(2.0f);
   in_chunks(n, "relu2 bwd bf16", [&](int64_t i, __mmask16 m) {
     const __m512 r = _mm512_max_ps(widen16(inp + i, m), zero);
-    _mm256_mask_storeu_epi16(dinp + i, m, bf16x16(_mm512_mul_ps(_mm512_mul_ps(two, r), widen16(dout + i, m))));
+    store_masked_epi16x16(dinp + i, m, bf16x16(_mm512_mul_ps(_mm512_mul_ps(two, r), widen16(dout + i, m))));
   });
 }
 
 void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n) {
   in_chunks(n, "to bf16", [&](int64_t i, __mmask16 m) {
-    _mm256_mask_storeu_epi16(dst + i, m, bf16x16(_mm512_maskz_loadu_ps(m, src + i)));
+    store_masked_epi16x16(dst + i, m, bf16x16(load_masked_ps(m, src + i)));
   });
 }
 void to_bf16_row_avx512(uint16_t* dst, const float* src, int64_t n) {
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 m = lanes16(n - j);
-    _mm256_mask_storeu_epi16(dst + j, m, bf16x16(_mm512_maskz_loadu_ps(m, src + j)));
+    store_masked_epi16x16(dst + j, m, bf16x16(load_masked_ps(m, src + j)));
   }
 }
 void to_bf16_rows_avx512(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {

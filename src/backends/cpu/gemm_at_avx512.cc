@@ -49,7 +49,7 @@ void for_row_pairs(const uint16_t* x, int64_t ld, int64_t cols, int64_t k0, int6
     const uint16_t* const r1 = r0 + ld;
     for (int64_t j = 0; j < cols; j += kPanel) {
       const __mmask32 msk = lanes32(cols - j);
-      emit(kk, j, _mm512_maskz_loadu_epi16(msk, r0 + j), _mm512_maskz_loadu_epi16(msk, r1 + j));
+      emit(kk, j, load_masked_epi16(msk, r0 + j), load_masked_epi16(msk, r1 + j));
     }
   }
 }
@@ -98,8 +98,8 @@ void tile(float* c, int64_t ldc, int64_t rows, __mmask32 msk, const uint16_t* ap
 #pragma GCC unroll 8
   for (int r = 0; r < kStrip; ++r) {
     const bool in = load && r < rows;
-    c0[r] = in ? _mm512_maskz_loadu_ps(m0, c + r * ldc) : _mm512_setzero_ps();
-    c1[r] = in ? _mm512_maskz_loadu_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
+    c0[r] = in ? load_masked_ps(m0, c + r * ldc) : _mm512_setzero_ps();
+    c1[r] = in ? load_masked_ps(m1, c + r * ldc + 16) : _mm512_setzero_ps();
   }
   if (next)
     for (int64_t r = 0; r < rows; ++r) {
@@ -112,8 +112,8 @@ void tile(float* c, int64_t ldc, int64_t rows, __mmask32 msk, const uint16_t* ap
 #pragma GCC unroll 8
   for (int r = 0; r < kStrip; ++r)
     if (r < rows) {
-      _mm512_mask_storeu_ps(c + r * ldc, m0, c0[r]);
-      _mm512_mask_storeu_ps(c + r * ldc + 16, m1, c1[r]);
+      store_masked_ps(c + r * ldc, m0, c0[r]);
+      store_masked_ps(c + r * ldc + 16, m1, c1[r]);
     }
 }
 
@@ -192,14 +192,14 @@ void store_transposed(float* c, int64_t ldc, const float* s, int64_t m, int64_t 
       const __mmask16 in = lanes16(m - i);
       __m512i t[16];
       for (int e = 0; e < 16; ++e)
-        t[e] = r + e < r1 ? _mm512_maskz_loadu_epi32(in, s + (r + e - r0) * m + i) : _mm512_setzero_si512();
+        t[e] = r + e < r1 ? load_masked_epi32(in, s + (r + e - r0) * m + i) : _mm512_setzero_si512();
       transpose16(t);
       const int64_t rows = m - i < 16 ? m - i : 16;
       for (int64_t e = 0; e < rows; ++e) {
         float* const d = c + (i + e) * ldc + r;
         __m512 v = _mm512_castsi512_ps(t[e]);
-        if (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(cols, d));
-        _mm512_mask_storeu_ps(d, cols, v);
+        if (add) v = _mm512_add_ps(v, load_masked_ps(cols, d));
+        store_masked_ps(d, cols, v);
       }
     }
   }

@@ -72,9 +72,9 @@ inline void emit_row(const Out& o, int64_t r, __m512 lo, __m512 hi, __mmask32 m)
   const int64_t off = r * o.ldc;
   if constexpr (E == Epilogue::kF32Add) {  // C += (beta 1)
     float* c = static_cast<float*>(o.c) + off;
-    _mm512_mask_storeu_ps(c, __mmask16(m), _mm512_add_ps(lo, _mm512_maskz_loadu_ps(__mmask16(m), c)));
+    store_masked_ps(c, __mmask16(m), _mm512_add_ps(lo, load_masked_ps(__mmask16(m), c)));
     const __mmask16 m1 = __mmask16(m >> 16);
-    _mm512_mask_storeu_ps(c + 16, m1, _mm512_add_ps(hi, _mm512_maskz_loadu_ps(m1, c + 16)));
+    store_masked_ps(c + 16, m1, _mm512_add_ps(hi, load_masked_ps(m1, c + 16)));
     return;
   }
   if constexpr (E == Epilogue::kF32) {
@@ -83,8 +83,8 @@ inline void emit_row(const Out& o, int64_t r, __m512 lo, __m512 hi, __mmask32 m)
       _mm512_stream_ps(c, lo);
       _mm512_stream_ps(c + 16, hi);
     } else {
-      _mm512_mask_storeu_ps(c, __mmask16(m), lo);
-      _mm512_mask_storeu_ps(c + 16, __mmask16(m >> 16), hi);
+      store_masked_ps(c, __mmask16(m), lo);
+      store_masked_ps(c + 16, __mmask16(m >> 16), hi);
     }
     return;
   }
@@ -92,18 +92,18 @@ inline void emit_row(const Out& o, int64_t r, __m512 lo, __m512 hi, __mmask32 m)
   const __m512i v = round_pair(lo, hi);
   const __m512 zero = _mm512_setzero_ps();
   if constexpr (E == Epilogue::kRelu2Bwd) {
-    const __m512i x = _mm512_maskz_loadu_epi16(m, o.inp + off);
+    const __m512i x = load_masked_epi16(m, o.inp + off);
     const __m512 two = _mm512_set1_ps(2.0f);
     const __m512 rlo = _mm512_max_ps(widen_lo(x), zero), rhi = _mm512_max_ps(widen_hi(x), zero);
     const __m512i d = round_pair(_mm512_mul_ps(_mm512_mul_ps(two, rlo), widen_lo(v)),
                                  _mm512_mul_ps(_mm512_mul_ps(two, rhi), widen_hi(v)));
-    _mm512_mask_storeu_epi16(c, m, d);
+    store_masked_epi16(c, m, d);
     return;
   }
-  _mm512_mask_storeu_epi16(c, m, v);
+  store_masked_epi16(c, m, v);
   if constexpr (E == Epilogue::kBf16Relu2) {
     const __m512 rlo = _mm512_max_ps(widen_lo(v), zero), rhi = _mm512_max_ps(widen_hi(v), zero);
-    _mm512_mask_storeu_epi16(o.act + off, m, round_pair(_mm512_mul_ps(rlo, rlo), _mm512_mul_ps(rhi, rhi)));
+    store_masked_epi16(o.act + off, m, round_pair(_mm512_mul_ps(rlo, rlo), _mm512_mul_ps(rhi, rhi)));
   }
 }
 
@@ -151,8 +151,8 @@ void pack_panel(uint16_t* dst, const uint16_t* b, int64_t n, int64_t k, bool tb,
   }
   const __mmask32 m = lanes32(cols);
   for (int64_t kk = 0; kk < k2; ++kk) {
-    const __m512i r0 = _mm512_maskz_loadu_epi16(m, b + 2 * kk * n + j0);
-    const __m512i r1 = _mm512_maskz_loadu_epi16(m, b + (2 * kk + 1) * n + j0);
+    const __m512i r0 = load_masked_epi16(m, b + 2 * kk * n + j0);
+    const __m512i r1 = load_masked_epi16(m, b + (2 * kk + 1) * n + j0);
     _mm512_store_si512(dst + kk * 2 * kPanel, interleave_bf16_rows(r0, r1, 0));
     _mm512_store_si512(dst + kk * 2 * kPanel + kPanel, interleave_bf16_rows(r0, r1, 1));
   }

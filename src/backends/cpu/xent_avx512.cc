@@ -36,8 +36,8 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
         losses[r] = 0;
         if (grad_scale != 0.0f)  // explicit loops: no standard-library code in an AVX-512 unit
           for (int64_t i = 0; i < V; i += 16) {
-            if (d) _mm256_mask_storeu_epi16(d + i, lanes16(V - i), _mm256_setzero_si256());
-            else _mm512_mask_storeu_ps(l + i, lanes16(V - i), _mm512_setzero_ps());
+            if (d) store_masked_epi16x16(d + i, lanes16(V - i), _mm256_setzero_si256());
+            else store_masked_ps(l + i, lanes16(V - i), _mm512_setzero_ps());
           }
         continue;
       }
@@ -51,11 +51,11 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
         const __mmask16 m = lanes16(V - i);
         if (r * V + i + kXentPrefetchFloats < rows * V)
           _mm_prefetch(reinterpret_cast<const char*>(l + i + kXentPrefetchFloats), _MM_HINT_T0);
-        const __m512 u = tanh16(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, l + i), vinv));
-        _mm512_mask_storeu_ps(urow + i, m, u);
+        const __m512 u = tanh16(_mm512_mul_ps(load_masked_ps(m, l + i), vinv));
+        store_masked_ps(urow + i, m, u);
         if constexpr (kSmallCap) {
           const __m512 ez = exp16_in_range(_mm512_fmsub_ps(vcap, u, vcap));
-          _mm512_mask_storeu_ps(e + i, m, ez);
+          store_masked_ps(e + i, m, ez);
           acc = _mm512_mask_add_ps(acc, m, acc, ez);
         } else {
           umax = _mm512_mask_max_ps(umax, m, umax, u);
@@ -67,8 +67,8 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
         const __m512 vshift = _mm512_set1_ps(shift);
         for (int64_t i = 0; i < V; i += 16) {
           const __mmask16 m = lanes16(V - i);
-          const __m512 ez = exp16(_mm512_fmsub_ps(vcap, _mm512_maskz_loadu_ps(m, urow + i), vshift));
-          _mm512_mask_storeu_ps(e + i, m, ez);
+          const __m512 ez = exp16(_mm512_fmsub_ps(vcap, load_masked_ps(m, urow + i), vshift));
+          store_masked_ps(e + i, m, ez);
           acc = _mm512_mask_add_ps(acc, m, acc, ez);
         }
       }
@@ -86,11 +86,11 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
       const __m512 one = _mm512_set1_ps(1.0f);
       for (int64_t i = 0; i < V; i += 16) {
         const __mmask16 m = lanes16(V - i);
-        const __m512 u = _mm512_maskz_loadu_ps(m, urow + i);
-        const __m512 p = _mm512_mul_ps(vscale, _mm512_maskz_loadu_ps(m, e + i));
+        const __m512 u = load_masked_ps(m, urow + i);
+        const __m512 p = _mm512_mul_ps(vscale, load_masked_ps(m, e + i));
         const __m512 g = _mm512_mul_ps(p, _mm512_fnmadd_ps(u, u, one));
-        if (d) _mm256_mask_storeu_epi16(d + i, m, bf16x16(g));
-        else _mm512_mask_storeu_ps(l + i, m, g);
+        if (d) store_masked_epi16x16(d + i, m, bf16x16(g));
+        else store_masked_ps(l + i, m, g);
       }
       // The target's element, with the one-hot term: p - 1 cancels exactly where p rounds to 1
       // (a one-word vocabulary gives 0).
