@@ -136,9 +136,6 @@ inline __mmask32 lanes32(int64_t n) {
 inline __m512 load_masked_ps(__mmask16 m, const float* p) {
   return m == __mmask16(0xffff) ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
 }
-inline __m512 load_masked_or_ps(__m512 src, __mmask16 m, const float* p) {  // src in the lanes off m
-  return m == __mmask16(0xffff) ? _mm512_loadu_ps(p) : _mm512_mask_loadu_ps(src, m, p);
-}
 inline void store_masked_ps(float* p, __mmask16 m, __m512 v) {
   if (m == __mmask16(0xffff)) _mm512_storeu_ps(p, v);
   else _mm512_mask_storeu_ps(p, m, v);
