@@ -143,10 +143,6 @@ inline void store_masked_ps(float* p, __mmask16 m, __m512 v) {
 inline __m512i load_masked_epi32(__mmask16 m, const void* p) {
   return m == __mmask16(0xffff) ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi32(m, p);
 }
-inline void store_masked_epi32(void* p, __mmask16 m, __m512i v) {
-  if (m == __mmask16(0xffff)) _mm512_storeu_si512(p, v);
-  else _mm512_mask_storeu_epi32(p, m, v);
-}
 inline __m512i load_masked_epi16(__mmask32 m, const void* p) {  // 32 bf16
   return m == __mmask32(0xffffffffu) ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16(m, p);
 }
