@@ -509,6 +509,7 @@ void run_bench(const BenchFlags& f) {
         // Once more right after the steps: MFU is against the best peak seen in this run so far.
         measure_compute_peaks();
         const double peak = prec == Precision::kBf16 ? pbf16 : fma;
+        const double mfu = tps * flops_per_token(c, T) / (peak * 1e9);
         if (profile::enabled()) {
           profile::enable(false);
           char label[96];
@@ -521,12 +522,11 @@ void run_bench(const BenchFlags& f) {
             const std::string title =
                 strf("nanotrain bench: where a %s %s step's time goes", name.c_str(), precision_name(prec));
             const std::string subtitle = strf("batch %d x T %d, median %.1f ms a step, MFU %.1f %% of %.0f GFLOP/s", B,
-                                              T, sec * 1e3, 100.0 * tps * flops_per_token(c, T) / (peak * 1e9), peak);
+                                              T, sec * 1e3, 100.0 * mfu, peak);
             write_file_atomic(path + ".svg", profile::chart_svg(title, subtitle));
             std::printf("  trace: %s.json, chart: %s.svg\n", path.c_str(), path.c_str());
           }
         }
-        const double mfu = tps * flops_per_token(c, T) / (peak * 1e9);
         std::printf("  %-9s %-5s %10.1f %12.0f %7.1f%% %9.0f GF/s %s\n", name.c_str(), precision_name(prec), sec * 1e3,
                     tps, 100 * mfu, peak, prec == Precision::kBf16 ? "bf16" : "fp32");
         sj.push_back({{"model", name}, {"config", c.to_json()}, {"dtype", precision_name(prec)}, {"batch", B},

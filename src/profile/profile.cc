@@ -181,7 +181,7 @@ std::string report(double flops_per_step, double peak_gflops, const std::string&
     out += line;
   }
   if (t.steps > 0 && flops_per_step > 0 && peak_gflops > 0) {
-    const double gflops = flops_per_step * double(t.steps) / (t.step_ms * 1e-3) * 1e-9;
+    const double gflops = t.step_gflops(flops_per_step);
     std::snprintf(line, sizeof line, "  model FLOPs: %.1f GFLOP/s over the steps = MFU %.1f %% of %s\n", gflops,
                   100.0 * gflops / peak_gflops, peak_label.c_str());
     out += line;

@@ -95,6 +95,10 @@ struct Totals {
   std::vector<ZoneTotal> rows;
   // What the shares are of: the steps' time, or the wall time when no step zone was recorded.
   double base_ms() const { return steps > 0 ? step_ms : wall_ms; }
+  // The model FLOP rate over the steps, given a step's FLOPs (0 when no step was recorded).
+  double step_gflops(double flops_per_step) const {
+    return steps > 0 && step_ms > 0 ? flops_per_step * double(steps) / (step_ms * 1e-3) * 1e-9 : 0.0;
+  }
 };
 Totals totals();
 

@@ -408,11 +408,11 @@ TrainSummary run_training(const TrainConfig& given) {
     progress.print(profile::report(fpt * double(step_tokens), peak.gflops, peak_source()));
     profile::write_trace((fs::path(run_dir) / "trace.json").string());
     const profile::Totals pt = profile::totals();
-    const double step_s = pt.steps > 0 ? pt.step_ms * 1e-3 / double(pt.steps) : 0.0;
     const std::string subtitle =
         strf("depth %d, d_model %d, T %d, %lld tokens a step, %s: %.0f ms a step, MFU %.1f %% of %.0f GFLOP/s",
-             mc.depth, mc.d_model, T, (long long)step_tokens, precision_name(prec), step_s * 1e3,
-             step_s > 0 ? 100.0 * fpt * double(step_tokens) / step_s * 1e-9 / peak.gflops : 0.0, peak.gflops);
+             mc.depth, mc.d_model, T, (long long)step_tokens, precision_name(prec),
+             pt.steps > 0 ? pt.step_ms / double(pt.steps) : 0.0,
+             100.0 * pt.step_gflops(fpt * double(step_tokens)) / peak.gflops, peak.gflops);
     write_file_atomic((fs::path(run_dir) / "profile.svg").string(),
                       profile::chart_svg("nanotrain train: where a step's time goes", subtitle));
   }
