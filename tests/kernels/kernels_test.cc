@@ -209,15 +209,16 @@ TEST(KernelGrad, EmbeddingAndMatmul) {
 // ---------------------------------------------------------------- CPU backend vs reference
 
 // Every transpose and both betas; shapes with k > n take the matmul primitive on C = A B^T
-// (matmul_cpu.cc), the others sgemm.
+// (matmul_cpu.cc), the others sgemm. On AVX-512, {130, 40, 66} with B transposed (k even, k >=
+// n, m >= 2 n) takes our own fp32 GEMM (sgemm_nt_avx512) for beta 0 and 1, oneDNN for beta 0.5.
 TEST(KernelParity, MatmulAllTransposes) {
   auto shapes = env_shapes<3>("NT_TEST_MATMUL_SHAPES");
   // {200, 9, 33} transposed-A takes the matmul primitive (m >= 8 n, the output head's dW).
-  shapes.insert(shapes.begin(), {{1, 1, 1}, {7, 9, 17}, {33, 65, 129}, {64, 31, 257}, {200, 9, 33}});
+  shapes.insert(shapes.begin(), {{1, 1, 1}, {7, 9, 17}, {33, 65, 129}, {64, 31, 257}, {200, 9, 33}, {130, 40, 66}});
   for (auto [M, N, K] : shapes) {
     for (int ta = 0; ta < 2; ++ta)
       for (int tb = 0; tb < 2; ++tb)
-        for (double beta : {0.0, 1.0}) {
+        for (double beta : {0.0, 1.0, 0.5}) {
           Vec a = randn(M * K, 20), b = randn(K * N, 21), c0 = randn(M * N, 22);
           Vec cref = c0;
           ref::matmul<double>(cref.data(), a.data(), b.data(), M, N, K, ta, tb, beta);
@@ -907,6 +908,39 @@ TEST(KernelParity, GemmPairsF32Tile) {
       cpu::gemm_pairs_f32_avx512(c.data(), ldc, a.data(), lda, b.data(), ldb, s.m, s.n, s.k2, acc);
       EXPECT_LT(rel_err(strided_result(c, cf, s.m, s.n, ldc), want), 1e-6) << s.m << "x" << s.n << "x" << s.k2 << " acc " << acc;
     }
+}
+
+// Our fp32 GEMM C = A B^T (sgemm_nt_avx512; the table's fp32 matmul takes it for tall A with k
+// >= n), against double: a row tail inside a 96-row block and inside a 6-row tile, a column
+// tail, k in several passes of 128 pair-rows with a tail of the 8 x 8 packing transpose, C +=
+// and C =, a misaligned C, the panels split into parts for the threads (few row blocks) and for
+// L3 (over 4 MiB packed), k = 2, and a shape smaller than one tile. What it declines (k odd): C
+// left untouched.
+TEST(KernelParity, SgemmNt) {
+  const CpuFeatures f = cpu_features();
+  if (!(f.avx512f && f.avx512bw)) GTEST_SKIP() << "no AVX-512 on this CPU: the GEMM is not dispatched";
+  struct Case { int64_t m, n, k; bool add; int64_t c_offset; };
+  for (const Case& cs : {Case{1037, 70, 602, false, 0}, Case{1037, 70, 602, true, 1}, Case{100, 33, 2, false, 0},
+                         Case{300, 1100, 1000, true, 0}, Case{7, 9, 18, true, 1}, Case{200, 64, 64, false, 0}}) {
+    const std::string what =
+        gemm_shape(cs.m, cs.n, cs.k) + " add " + std::to_string(cs.add) + " C offset " + std::to_string(cs.c_offset);
+    const Vec a = randn(cs.m * cs.k, 98), b = randn(cs.n * cs.k, 99), c0 = randn(cs.m * cs.n, 100);
+    Vec want = c0;
+    ref::matmul<double>(want.data(), a.data(), b.data(), cs.m, cs.n, cs.k, false, true, cs.add ? 1.0 : 0.0);
+    const auto af = to_f32(a), bf = to_f32(b);
+    std::vector<float> c(size_t(cs.m * cs.n + cs.c_offset + 1), 7.0f);
+    const auto c0f = to_f32(c0);
+    std::copy(c0f.begin(), c0f.end(), c.begin() + cs.c_offset);
+    ASSERT_TRUE(cpu::sgemm_nt_avx512(c.data() + cs.c_offset, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add)) << what;
+    EXPECT_LT(rel_err(to_f64(c.data() + cs.c_offset, want.size()), want), 20 * std::sqrt(double(cs.k)) * 6e-8) << what;
+    if (cs.c_offset) {
+      EXPECT_EQ(c[0], 7.0f) << what << ": wrote before C";
+    }
+    EXPECT_EQ(c[c.size() - 1], 7.0f) << what << ": wrote past C";
+  }
+  std::vector<float> a(96 * 63, 1.0f), c(96 * 32, 3.0f);
+  EXPECT_FALSE(cpu::sgemm_nt_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
+  EXPECT_EQ(c, std::vector<float>(96 * 32, 3.0f));
 }
 
 // Attention with bf16 products: against its executable spec (ref::attention_*_bf16, in double)

@@ -20,7 +20,7 @@ KernelTable make_cpu_table() {
                                                  : cpu::attention_tiled_bf16_avx2;
   KernelTable t = {
       amx ? "cpu-amx" : bf16 ? "cpu-avx512bf16" : avx512 ? "cpu-avx512" : "cpu-avx2",
-      cpu::matmul,
+      avx512 ? cpu::matmul_avx512 : cpu::matmul,
       cpu::rmsnorm_fwd,
       cpu::rmsnorm_bwd,
       cpu::rope_fwd,

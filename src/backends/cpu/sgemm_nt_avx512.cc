@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+// Our fp32 GEMM for C (m, n) = A B^T or C += A B^T, A (m, k) and B (n, k) fp32 rows (contract in
+// cpu_ops.h, sgemm_nt_avx512), on the fp32 pair tile (gemm_pairs_f32_avx512: 6 x 32, 96-100 % of
+// a core's fp32 peak on warm operands). The linear layers' forward products of fp32 runs, where
+// oneDNN 2.6 lags (matmul_cpu.cc says which).
+//
+// B is packed once a call, by all threads, into 32-column panels of k/2 pair-rows (the tile's
+// layout: pair-row kk of panel p holds the 64-bit words (B(j, 2 kk), B(j, 2 kk + 1)) for j =
+// 32 p .. 32 p + 31, zeros past n: a transpose of words, 8 x 8 at a time). A's rows are read in
+// place. Each thread takes blocks of kBlockRows rows of A (in L2) and runs panels over them,
+// kDepth pair-rows of a panel at a time (32 KiB, in L1 across the block's 16 tiles). Where the
+// packed panels outgrow kPartBytes, or the row blocks are too few to keep the threads evenly
+// busy, the panels are split into parts, taken part by part: a part stays in L3 while every
+// row block passes over it (the head's 1024 x 8192 x 512 forward ran 25 % slower with each row
+// block streaming all 16 MiB of panels from memory). Built with -mavx512*; called only after a
+// CPUID check.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+
+#include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/simd_avx512.h"
+
+namespace nt::cpu {
+
+namespace {
+
+constexpr int64_t kPanel = 32;            // columns of a B panel and of a tile
+constexpr int64_t kPairRow = 2 * kPanel;  // floats of a panel's pair-row
+constexpr int64_t kBlockRows = 96;        // rows of A a thread runs a panel over: 16 tiles
+constexpr int64_t kDepth = 128;           // pair-rows of a panel a pass of the block's tiles reads
+constexpr int64_t kPartBytes = 4 << 20;   // packed panels a part holds, at most
+
+// r[i] = row i of an 8 x 8 matrix of 64-bit elements; afterwards r[i] = column i.
+inline void transpose8x64(__m512d r[8]) {
+  __m512d t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm512_unpacklo_pd(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_pd(r[i], r[i + 1]);
+  }
+  // u[g + h] (u[g + h + 2]): the even (odd) 128-bit lanes of t[g + h] and t[g + h + 2].
+  for (int g = 0; g < 8; g += 4)
+    for (int h = 0; h < 2; ++h) {
+      u[g + h] = _mm512_shuffle_f64x2(t[g + h], t[g + h + 2], 0x88);
+      u[g + h + 2] = _mm512_shuffle_f64x2(t[g + h], t[g + h + 2], 0xdd);
+    }
+  for (int c = 0; c < 4; ++c) {
+    r[c] = _mm512_shuffle_f64x2(u[c], u[c + 4], 0x88);
+    r[c + 4] = _mm512_shuffle_f64x2(u[c], u[c + 4], 0xdd);
+  }
+}
+
+// Panel p of B^T (B: n rows of k) into dst: k/2 pair-rows of 32 words.
+void pack_panel(float* dst, const float* b, int64_t n, int64_t k, int64_t p) {
+  const int64_t j0 = kPanel * p, cols = n - j0 < kPanel ? n - j0 : kPanel, k2 = k / 2;
+  double* const d = reinterpret_cast<double*>(dst);
+  for (int64_t j = 0; j < kPanel; j += 8)
+    for (int64_t kk = 0; kk < k2; kk += 8) {
+      const __mmask8 in = kk + 8 <= k2 ? __mmask8(0xff) : __mmask8((1u << (k2 - kk)) - 1);
+      __m512d r[8];
+#pragma GCC unroll 8
+      for (int e = 0; e < 8; ++e)
+        r[e] = j + e < cols ? _mm512_maskz_loadu_pd(in, b + (j0 + j + e) * k + 2 * kk) : _mm512_setzero_pd();
+      transpose8x64(r);
+      for (int64_t e = 0; e < 8 && kk + e < k2; ++e) _mm512_storeu_pd(d + (kk + e) * kPanel + j, r[e]);
+    }
+}
+
+}  // namespace
+
+bool sgemm_nt_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add) {
+  if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
+  const int64_t panels = (n + kPanel - 1) / kPanel, k2 = k / 2, panel_floats = k2 * kPairRow;
+  float* const packed = static_cast<float*>(thread_scratch(kScratchSgemmB, size_t(panels * panel_floats) * sizeof(float)));
+  // Units of work: a row block against a part of the panels, part-major (thread t's units are
+  // contiguous under the static schedule, so it works through whole parts).
+  const int64_t threads = omp_get_max_threads(), blocks = (m + kBlockRows - 1) / kBlockRows;
+  const int64_t packed_bytes = panels * panel_floats * int64_t(sizeof(float));
+  const int64_t parts =
+      std::min(panels, std::max((8 * threads + blocks - 1) / blocks, (packed_bytes + kPartBytes - 1) / kPartBytes));
+  const int64_t units = blocks * parts;
+#pragma omp parallel
+  {
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < panels; ++p) pack_panel(packed + p * panel_floats, b, n, k, p);
+#pragma omp for schedule(static)
+    for (int64_t u = 0; u < units; ++u) {
+      const int64_t i0 = (u % blocks) * kBlockRows, part = u / blocks;
+      const int64_t rows = m - i0 < kBlockRows ? m - i0 : kBlockRows;
+      const int64_t p0 = panels * part / parts, p1 = panels * (part + 1) / parts;
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t cols = n - kPanel * p < kPanel ? n - kPanel * p : kPanel;
+        for (int64_t d0 = 0; d0 < k2; d0 += kDepth)
+          gemm_pairs_f32_avx512(c + i0 * n + kPanel * p, n, a + i0 * k + 2 * d0, k,
+                                packed + p * panel_floats + d0 * kPairRow, kPairRow, rows, cols,
+                                k2 - d0 < kDepth ? k2 - d0 : kDepth, add || d0 > 0);
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace nt::cpu
