@@ -210,11 +210,12 @@ TEST(KernelGrad, EmbeddingAndMatmul) {
 
 // Every transpose and both betas; shapes with k > n take the matmul primitive on C = A B^T
 // (matmul_cpu.cc), the others sgemm. On AVX-512, {130, 40, 66} with B transposed (k even, k >=
-// n, m >= 2 n) takes our own fp32 GEMM (sgemm_nt_avx512) for beta 0 and 1, oneDNN for beta 0.5.
+// n, m >= 2 n) takes our own fp32 GEMM (sgemm_nt_avx512) for beta 0 and 1, oneDNN for beta 0.5;
+// {1100, 512, 40} with A transposed takes sgemm_at_avx512 (m >= 2 n, n >= 512).
 TEST(KernelParity, MatmulAllTransposes) {
   auto shapes = env_shapes<3>("NT_TEST_MATMUL_SHAPES");
   // {200, 9, 33} transposed-A takes the matmul primitive (m >= 8 n, the output head's dW).
-  shapes.insert(shapes.begin(), {{1, 1, 1}, {7, 9, 17}, {33, 65, 129}, {64, 31, 257}, {200, 9, 33}, {130, 40, 66}});
+  shapes.insert(shapes.begin(), {{1, 1, 1}, {7, 9, 17}, {33, 65, 129}, {64, 31, 257}, {200, 9, 33}, {130, 40, 66}, {1100, 512, 40}});
   for (auto [M, N, K] : shapes) {
     for (int ta = 0; ta < 2; ++ta)
       for (int tb = 0; tb < 2; ++tb)
@@ -940,6 +941,38 @@ TEST(KernelParity, SgemmNt) {
   }
   std::vector<float> a(96 * 63, 1.0f), c(96 * 32, 3.0f);
   EXPECT_FALSE(cpu::sgemm_nt_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
+  EXPECT_EQ(c, std::vector<float>(96 * 32, 3.0f));
+}
+
+// Our fp32 GEMM C = A^T B (sgemm_at_avx512; the table's fp32 matmul takes it for the weight
+// gradients with C tall and at least 512 wide), against double: k in blocks of unequal length
+// (C carried from one to the next), short blocks where B is wide, a row tail inside a tile and
+// inside a 48-row group, a column tail, C += and C =, a misaligned C, k = 2, C wider than tall,
+// and fewer tiles than threads. What it declines (k odd): C left untouched.
+TEST(KernelParity, SgemmAt) {
+  const CpuFeatures f = cpu_features();
+  if (!(f.avx512f && f.avx512bw)) GTEST_SKIP() << "no AVX-512 on this CPU: the GEMM is not dispatched";
+  struct Case { int64_t m, n, k; bool add; int64_t c_offset; };
+  for (const Case& cs : {Case{301, 70, 6002, true, 0}, Case{301, 70, 6002, false, 1}, Case{1037, 40, 34, false, 0},
+                         Case{72, 33, 2, true, 1}, Case{70, 301, 602, true, 0}, Case{5, 40, 100, false, 0},
+                         Case{600, 2100, 130, true, 0}}) {
+    const std::string what =
+        gemm_shape(cs.m, cs.n, cs.k) + " add " + std::to_string(cs.add) + " C offset " + std::to_string(cs.c_offset);
+    const Vec a = randn(cs.k * cs.m, 101), b = randn(cs.k * cs.n, 102), c0 = randn(cs.m * cs.n, 103);
+    Vec want = c0;
+    ref::matmul<double>(want.data(), a.data(), b.data(), cs.m, cs.n, cs.k, true, false, cs.add ? 1.0 : 0.0);
+    const auto af = to_f32(a), bf = to_f32(b), c0f = to_f32(c0);
+    std::vector<float> c(size_t(cs.m * cs.n + cs.c_offset + 1), 7.0f);
+    std::copy(c0f.begin(), c0f.end(), c.begin() + cs.c_offset);
+    ASSERT_TRUE(cpu::sgemm_at_avx512(c.data() + cs.c_offset, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add)) << what;
+    EXPECT_LT(rel_err(to_f64(c.data() + cs.c_offset, want.size()), want), 20 * std::sqrt(double(cs.k)) * 6e-8) << what;
+    if (cs.c_offset) {
+      EXPECT_EQ(c[0], 7.0f) << what << ": wrote before C";
+    }
+    EXPECT_EQ(c[c.size() - 1], 7.0f) << what << ": wrote past C";
+  }
+  std::vector<float> a(63 * 96, 1.0f), c(96 * 32, 3.0f);
+  EXPECT_FALSE(cpu::sgemm_at_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
   EXPECT_EQ(c, std::vector<float>(96 * 32, 3.0f));
 }
 

@@ -14,15 +14,18 @@
 // 185-200 GFLOP/s where A has 3-4x B's columns (MLP up, qkv) and the primitive ran 240-265: so
 // the primitive from m >= 2 n (a whole depth-8 fp32 step 5 % faster there).
 //
-// On CPUs with AVX-512, matmul_avx512 takes the forward products C = A B^T of the linear layers
-// whose reduction is at least as long as B's rows (q k v, the attention's output, c_proj: k >= n)
-// and whose A is tall (m >= 2 n), to our own GEMM on the fp32 pair tile (sgemm_nt_avx512.cc).
-// Timed call by call in a depth-8 fp32 step (Zen 5, 2 threads, medians of 32-96 calls, against
-// the same step on oneDNN): 8192 x 512 x 512 10.6 against 13.7 ms, with C += 11.2 against 14.1,
-// 8192 x 512 x 2048 43.5 against 45.6. It lost where n > k (c_fc's forward, 8192 x 2048 x 512:
-// 42.0 against 40.1; the head's, whose A is short) and, in a version that took them, on the
-// data gradients (A B, 2-12 % slower) and the weight gradients (A^T B, up to 40 % slower at 256
-// x 256 x 8192), so those stay with oneDNN.
+// On CPUs with AVX-512, matmul_avx512 takes two patterns to our own GEMMs on the fp32 pair tile.
+// The linear layers' forward products C = A B^T whose reduction is at least as long as B's rows
+// (q k v, the attention's output, c_proj: k >= n) and whose A is tall (m >= 2 n) go to
+// sgemm_nt_avx512. The weight gradients C = A^T B with C tall (m >= 2 n: c_fc's) and wide
+// enough to pay for packing A (n >= 512) go to sgemm_at_avx512. Timed call by call in a depth-8
+// fp32 step (Zen 5, 2 threads, medians of 32-96 calls, against the same step on oneDNN):
+// 8192 x 512 x 512 10.6 against 13.7 ms, with C += 11.2 against 14.1, 8192 x 512 x 2048 43.5
+// against 45.6; by zone, c_fc's backward 8 % faster with sgemm_at_avx512 (2048 x 512 x 8192).
+// They lost elsewhere, so those stay with oneDNN: where n > k in the forward (c_fc's, 8192 x
+// 2048 x 512: 42.0 against 40.1; the head's, whose A is short), on the data gradients (A B,
+// 2-12 % slower in a version that took them), and on the weight gradients with n < 512 (the
+// head's at d 256, 8192 x 256 x 1024, 4 % slower; at d 384 at par).
 #include <dnnl.h>
 
 #include "backends/cpu/cpu_ops.h"
@@ -62,6 +65,9 @@ void matmul_avx512(float* c, const float* a, const float* b, int64_t m, int64_t 
                    float beta) {
   if (!ta && tb && k >= n && m >= 2 * n && (beta == 0.0f || beta == 1.0f) &&
       sgemm_nt_avx512(c, a, b, m, n, k, beta == 1.0f))
+    return;
+  if (ta && !tb && m >= 2 * n && n >= 512 && (beta == 0.0f || beta == 1.0f) &&
+      sgemm_at_avx512(c, a, b, m, n, k, beta == 1.0f))
     return;
   matmul(c, a, b, m, n, k, ta, tb, beta);
 }

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+// Our fp32 GEMM for A transposed (contract in cpu_ops.h, sgemm_at_avx512): C (m, n) = A^T B or
+// C += A^T B with A (k, m) and B (k, n) fp32 rows and k long, on the fp32 pair tile
+// (gemm_pairs_f32_avx512): the weight gradients dW = dY^T X of fp32 runs, summed over a step's
+// tokens, where oneDNN 2.6 lags (matmul_cpu.cc says which).
+//
+// Blocked along k as in GotoBLAS (gemm_at_avx512.cc is the bf16 sibling). For each block of kc
+// rows of A and B, each thread packs the block of B into 32-column pair panels (kc keeps it
+// within kBlockBytes, in L2, and a panel's part within L1), then walks its own rows of C kGroup
+// at a time: it transposes those kGroup columns of A's block into rows of kc (so that the tile
+// reads a row's pairs in place, in L1) and runs them against every panel, the tiles adding the
+// block's sum to C. The threads split C's rows in whole tiles, so they share nothing and never
+// wait on each other. Packing costs (m + 2 n) k moves against the product's 2 m n k FLOPs: it
+// pays where n is wide. Built with -mavx512*; called only after a CPUID check.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+
+#include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/simd_avx512.h"
+
+namespace nt::cpu {
+
+namespace {
+
+constexpr int64_t kPanel = 32;              // columns of a B panel and of a tile
+constexpr int64_t kPairRow = 2 * kPanel;    // floats of a panel's pair-row
+constexpr int64_t kTileRows = 6;            // rows of the pair tile
+constexpr int64_t kGroup = 8 * kTileRows;  // rows of C (columns of A) packed together
+constexpr int64_t kMaxDepth = 256;          // k of a block at most: a panel's block is 32 KiB (L1)
+constexpr int64_t kBlockBytes = 512 << 10;  // the packed block of B, at most
+constexpr int64_t kPad = 16;                // floats past a packed row of A (rows off L1's sets)
+
+// Rows k0 .. k0 + kb of B (n columns, ld apart) in panels of 32 columns, panel p at dst +
+// p kb 32: kb / 2 pair-rows of 32 pairs (zeros past n).
+void pack_b(float* dst, const float* b, int64_t ld, int64_t n, int64_t k0, int64_t kb) {
+  for (int64_t kk = 0; kk < kb / 2; ++kk) {
+    const float* const r0 = b + (k0 + 2 * kk) * ld;
+    const float* const r1 = r0 + ld;
+    for (int64_t j = 0; j < n; j += 16) {
+      const __mmask16 m = lanes16(n - j);
+      __m512 lo, hi;
+      interleave_f32(load_masked_ps(m, r0 + j), load_masked_ps(m, r1 + j), lo, hi);
+      float* const d = dst + (j / kPanel) * kb * kPanel + kk * kPairRow + 2 * (j % kPanel);
+      _mm512_storeu_ps(d, lo);
+      _mm512_storeu_ps(d + 16, hi);
+    }
+  }
+}
+
+// Columns j0 .. j0 + cols - 1 of A's rows k0 .. k0 + kb (ld apart) as cols rows of kb floats,
+// row r at dst + r ldd: (A(k0, j0 + r), ..., A(k0 + kb - 1, j0 + r)), in 16 x 16 blocks.
+void pack_a(float* dst, int64_t ldd, const float* a, int64_t ld, int64_t j0, int64_t cols, int64_t k0, int64_t kb) {
+  for (int64_t q = 0; q < kb; q += 16) {
+    for (int64_t j = 0; j < cols; j += 16) {
+      const __mmask16 in = lanes16(cols - j);
+      __m512i t[16];
+#pragma GCC unroll 16
+      for (int e = 0; e < 16; ++e)
+        t[e] = q + e < kb ? load_masked_epi32(in, a + (k0 + q + e) * ld + j0 + j) : _mm512_setzero_si512();
+      transpose16(t);
+      const int64_t rows = cols - j < 16 ? cols - j : 16;
+      for (int64_t r = 0; r < rows; ++r) _mm512_storeu_si512(dst + (j + r) * ldd + q, t[r]);
+    }
+  }
+}
+
+// One thread's share: its rows i0 .. i1 - 1 of C.
+void run_rows(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, int64_t kc,
+              int64_t i0, int64_t i1, bool add) {
+  const int64_t panels = (n + kPanel - 1) / kPanel, lda = kc + kPad;
+  float* const bp = static_cast<float*>(thread_scratch(kScratchSgemmAtB, size_t(panels * kc * kPanel) * sizeof(float)));
+  // (+ 16 floats: a block's last packed row is written 16 floats at a time.)
+  float* const ap = static_cast<float*>(thread_scratch(kScratchSgemmAtA, size_t(kGroup * lda + 16) * sizeof(float)));
+  for (int64_t k0 = 0; k0 < k; k0 += kc) {
+    const int64_t kb = k - k0 < kc ? k - k0 : kc;
+    pack_b(bp, b, n, n, k0, kb);
+    for (int64_t i = i0; i < i1; i += kGroup) {
+      const int64_t rows = i1 - i < kGroup ? i1 - i : kGroup;
+      pack_a(ap, lda, a, m, i, rows, k0, kb);
+      for (int64_t p = 0; p < panels; ++p)
+        gemm_pairs_f32_avx512(c + i * n + kPanel * p, n, ap, lda, bp + p * kb * kPanel, kPairRow, rows,
+                              n - kPanel * p < kPanel ? n - kPanel * p : kPanel, kb / 2, add || k0 > 0);
+    }
+  }
+}
+
+// k in blocks of kc (even), as few as keep the packed block of B (n columns) within kBlockBytes
+// and a panel's part of it within kMaxDepth rows.
+int64_t block_depth(int64_t n, int64_t k) {
+  const int64_t panels = (n + kPanel - 1) / kPanel;
+  int64_t kc_max = kBlockBytes / (panels * kPanel * int64_t(sizeof(float)));
+  kc_max = kc_max < 64 ? 64 : kc_max > kMaxDepth ? kMaxDepth : kc_max & ~int64_t(1);
+  const int64_t blocks = (k + kc_max - 1) / kc_max;
+  return ((k + blocks - 1) / blocks + 1) & ~int64_t(1);
+}
+
+}  // namespace
+
+bool sgemm_at_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add) {
+  if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
+  const int64_t tiles = (m + kTileRows - 1) / kTileRows, kc = block_depth(n, k);
+#pragma omp parallel
+  {
+    // The threads' shares in whole tiles of rows.
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t r0 = kTileRows * (tiles * t / nt), r1 = std::min(m, kTileRows * (tiles * (t + 1) / nt));
+    if (r0 < r1) run_rows(c, a, b, m, n, k, kc, r0, r1, add);
+  }
+  return true;
+}
+
+}  // namespace nt::cpu
