@@ -911,29 +911,38 @@ TEST(KernelParity, GemmPairsF32Tile) {
     }
 }
 
-// Our fp32 GEMM C = A B^T (sgemm_nt_avx512; the table's fp32 matmul takes it for tall A with k
-// >= n), against double: a row tail inside a 96-row block and inside a 6-row tile, a column
-// tail, k in several passes of 128 pair-rows with a tail of the 8 x 8 packing transpose, C +=
-// and C =, a misaligned C, the panels split into parts for the threads (few row blocks) and for
-// L3 (over 4 MiB packed), k = 2, and a shape smaller than one tile. What it declines (k odd): C
-// left untouched.
-TEST(KernelParity, SgemmNt) {
+// Our fp32 GEMMs (the table's fp32 matmul takes them on AVX-512 where matmul_cpu.cc says),
+// against double, C += and C =, a misaligned C, a column tail. C = A B^T (sgemm_nt_avx512): a
+// row tail inside a 96-row block and inside a 6-row tile, k in several passes of 128 pair-rows
+// with a tail of the 8 x 8 packing transpose, the panels split into parts for the threads (few
+// row blocks) and for L3 (over 4 MiB packed), k = 2, a shape smaller than one tile. C = A^T B
+// (sgemm_at_avx512): k in blocks of unequal length (C carried from one to the next), short
+// blocks where B is wide, a row tail inside a tile and inside a 48-row group, C wider than
+// tall, fewer tiles than threads. What both decline (k odd): C left untouched.
+TEST(KernelParity, SgemmNtAndAt) {
   const CpuFeatures f = cpu_features();
-  if (!(f.avx512f && f.avx512bw)) GTEST_SKIP() << "no AVX-512 on this CPU: the GEMM is not dispatched";
-  struct Case { int64_t m, n, k; bool add; int64_t c_offset; };
-  for (const Case& cs : {Case{1037, 70, 602, false, 0}, Case{1037, 70, 602, true, 1}, Case{100, 33, 2, false, 0},
-                         Case{300, 1100, 1000, true, 0}, Case{7, 9, 18, true, 1}, Case{200, 64, 64, false, 0}}) {
-    const std::string what =
-        gemm_shape(cs.m, cs.n, cs.k) + " add " + std::to_string(cs.add) + " C offset " + std::to_string(cs.c_offset);
+  if (!(f.avx512f && f.avx512bw)) GTEST_SKIP() << "no AVX-512 on this CPU: the GEMMs are not dispatched";
+  struct Case { bool ta; int64_t m, n, k; bool add; int64_t c_offset; };
+  for (const Case& cs : {Case{false, 1037, 70, 602, false, 0}, Case{false, 1037, 70, 602, true, 1},
+                         Case{false, 100, 33, 2, false, 0}, Case{false, 300, 1100, 1000, true, 0},
+                         Case{false, 7, 9, 18, true, 1}, Case{false, 200, 64, 64, false, 0},
+                         Case{true, 301, 70, 6002, true, 0}, Case{true, 301, 70, 6002, false, 1},
+                         Case{true, 1037, 40, 34, false, 0}, Case{true, 72, 33, 2, true, 1},
+                         Case{true, 70, 301, 602, true, 0}, Case{true, 5, 40, 100, false, 0},
+                         Case{true, 600, 2100, 130, true, 0}}) {
+    const std::string what = std::string(cs.ta ? "A^T B " : "A B^T ") + gemm_shape(cs.m, cs.n, cs.k) + " add " +
+                             std::to_string(cs.add) + " C offset " + std::to_string(cs.c_offset);
     const Vec a = randn(cs.m * cs.k, 98), b = randn(cs.n * cs.k, 99), c0 = randn(cs.m * cs.n, 100);
     Vec want = c0;
-    ref::matmul<double>(want.data(), a.data(), b.data(), cs.m, cs.n, cs.k, false, true, cs.add ? 1.0 : 0.0);
-    const auto af = to_f32(a), bf = to_f32(b);
+    ref::matmul<double>(want.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, !cs.ta, cs.add ? 1.0 : 0.0);
+    const auto af = to_f32(a), bf = to_f32(b), c0f = to_f32(c0);
     std::vector<float> c(size_t(cs.m * cs.n + cs.c_offset + 1), 7.0f);
-    const auto c0f = to_f32(c0);
     std::copy(c0f.begin(), c0f.end(), c.begin() + cs.c_offset);
-    ASSERT_TRUE(cpu::sgemm_nt_avx512(c.data() + cs.c_offset, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add)) << what;
-    EXPECT_LT(rel_err(to_f64(c.data() + cs.c_offset, want.size()), want), 20 * std::sqrt(double(cs.k)) * 6e-8) << what;
+    float* const cc = c.data() + cs.c_offset;
+    ASSERT_TRUE(cs.ta ? cpu::sgemm_at_avx512(cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add)
+                      : cpu::sgemm_nt_avx512(cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add))
+        << what;
+    EXPECT_LT(rel_err(to_f64(cc, want.size()), want), 20 * std::sqrt(double(cs.k)) * 6e-8) << what;
     if (cs.c_offset) {
       EXPECT_EQ(c[0], 7.0f) << what << ": wrote before C";
     }
@@ -941,37 +950,6 @@ TEST(KernelParity, SgemmNt) {
   }
   std::vector<float> a(96 * 63, 1.0f), c(96 * 32, 3.0f);
   EXPECT_FALSE(cpu::sgemm_nt_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
-  EXPECT_EQ(c, std::vector<float>(96 * 32, 3.0f));
-}
-
-// Our fp32 GEMM C = A^T B (sgemm_at_avx512; the table's fp32 matmul takes it for the weight
-// gradients with C tall and at least 512 wide), against double: k in blocks of unequal length
-// (C carried from one to the next), short blocks where B is wide, a row tail inside a tile and
-// inside a 48-row group, a column tail, C += and C =, a misaligned C, k = 2, C wider than tall,
-// and fewer tiles than threads. What it declines (k odd): C left untouched.
-TEST(KernelParity, SgemmAt) {
-  const CpuFeatures f = cpu_features();
-  if (!(f.avx512f && f.avx512bw)) GTEST_SKIP() << "no AVX-512 on this CPU: the GEMM is not dispatched";
-  struct Case { int64_t m, n, k; bool add; int64_t c_offset; };
-  for (const Case& cs : {Case{301, 70, 6002, true, 0}, Case{301, 70, 6002, false, 1}, Case{1037, 40, 34, false, 0},
-                         Case{72, 33, 2, true, 1}, Case{70, 301, 602, true, 0}, Case{5, 40, 100, false, 0},
-                         Case{600, 2100, 130, true, 0}}) {
-    const std::string what =
-        gemm_shape(cs.m, cs.n, cs.k) + " add " + std::to_string(cs.add) + " C offset " + std::to_string(cs.c_offset);
-    const Vec a = randn(cs.k * cs.m, 101), b = randn(cs.k * cs.n, 102), c0 = randn(cs.m * cs.n, 103);
-    Vec want = c0;
-    ref::matmul<double>(want.data(), a.data(), b.data(), cs.m, cs.n, cs.k, true, false, cs.add ? 1.0 : 0.0);
-    const auto af = to_f32(a), bf = to_f32(b), c0f = to_f32(c0);
-    std::vector<float> c(size_t(cs.m * cs.n + cs.c_offset + 1), 7.0f);
-    std::copy(c0f.begin(), c0f.end(), c.begin() + cs.c_offset);
-    ASSERT_TRUE(cpu::sgemm_at_avx512(c.data() + cs.c_offset, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add)) << what;
-    EXPECT_LT(rel_err(to_f64(c.data() + cs.c_offset, want.size()), want), 20 * std::sqrt(double(cs.k)) * 6e-8) << what;
-    if (cs.c_offset) {
-      EXPECT_EQ(c[0], 7.0f) << what << ": wrote before C";
-    }
-    EXPECT_EQ(c[c.size() - 1], 7.0f) << what << ": wrote past C";
-  }
-  std::vector<float> a(63 * 96, 1.0f), c(96 * 32, 3.0f);
   EXPECT_FALSE(cpu::sgemm_at_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
   EXPECT_EQ(c, std::vector<float>(96 * 32, 3.0f));
 }
