@@ -21,11 +21,11 @@
 // enough to pay for packing A (n >= 512) go to sgemm_at_avx512. Timed call by call in a depth-8
 // fp32 step (Zen 5, 2 threads, medians of 32-96 calls, against the same step on oneDNN):
 // 8192 x 512 x 512 10.6 against 13.7 ms, with C += 11.2 against 14.1, 8192 x 512 x 2048 43.5
-// against 45.6; by zone, c_fc's backward 8 % faster with sgemm_at_avx512 (2048 x 512 x 8192).
-// They lost elsewhere, so those stay with oneDNN: where n > k in the forward (c_fc's, 8192 x
-// 2048 x 512: 42.0 against 40.1; the head's, whose A is short), on the data gradients (A B,
-// 2-12 % slower in a version that took them), and on the weight gradients with n < 512 (the
-// head's at d 256, 8192 x 256 x 1024, 4 % slower; at d 384 at par).
+// against 45.6; by zone, c_fc's backward 7 % faster with sgemm_at_avx512 (its weight gradient
+// 2048 x 512 x 8192). They lost elsewhere, so those stay with oneDNN: where n > k in the forward
+// (c_fc's, 8192 x 2048 x 512: 42.0 against 40.1; the head's, whose A is short), on the data
+// gradients (A B: 6-14 % slower at d 256 in a version that took them), and on the weight
+// gradients with n < 512 (the head's at d 256 and d 384, 4-5 % slower).
 #include <dnnl.h>
 
 #include "backends/cpu/cpu_ops.h"

@@ -28,7 +28,7 @@ namespace {
 constexpr int64_t kPanel = 32;              // columns of a B panel and of a tile
 constexpr int64_t kPairRow = 2 * kPanel;    // floats of a panel's pair-row
 constexpr int64_t kTileRows = 6;            // rows of the pair tile
-constexpr int64_t kGroup = 8 * kTileRows;  // rows of C (columns of A) packed together
+constexpr int64_t kGroup = 8 * kTileRows;   // rows of C (columns of A) packed together
 constexpr int64_t kMaxDepth = 256;          // k of a block at most: a panel's block is 32 KiB (L1)
 constexpr int64_t kBlockBytes = 512 << 10;  // the packed block of B, at most
 constexpr int64_t kPad = 16;                // floats past a packed row of A (rows off L1's sets)

@@ -11,8 +11,8 @@
 // kDepth pair-rows of a panel at a time (32 KiB, in L1 across the block's 16 tiles). Where the
 // packed panels outgrow kPartBytes, or the row blocks are too few to keep the threads evenly
 // busy, the panels are split into parts, taken part by part: a part stays in L3 while every
-// row block passes over it (the head's 1024 x 8192 x 512 forward ran 25 % slower with each row
-// block streaming all 16 MiB of panels from memory). Built with -mavx512*; called only after a
+// row block passes over it (at the head's 1024 x 8192 x 512, each row block streaming all
+// 16 MiB of panels from memory ran 19 % slower). Built with -mavx512*; called only after a
 // CPUID check.
 #include <immintrin.h>
 #include <omp.h>
