@@ -68,33 +68,14 @@ inline int64_t key_span(int64_t T, int64_t D, int64_t pair_bytes, int64_t elem_b
 }
 
 // dst (cols x rows) = src (rows x cols) transposed, 32-bit elements (bf16 pairs or floats):
-// simd_avx2.h's transpose_32bit, named here beside the 64-bit one below.
+// simd_avx2.h's transpose_32bit, named here beside the 64-bit one below (one name for both).
 inline void transpose(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t lds, int64_t rows, int64_t cols) {
   transpose_32bit(dst, ldd, src, lds, rows, cols);
 }
 
-// The same for 64-bit elements (fp32 pairs): 4 x 4 blocks through registers, scalar edges.
+// The same for 64-bit elements (fp32 pairs): simd_avx2.h's transpose_64bit.
 inline void transpose(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t lds, int64_t rows, int64_t cols) {
-  int64_t i = 0;
-  for (; i + 4 <= rows; i += 4) {
-    int64_t j = 0;
-    for (; j + 4 <= cols; j += 4) {
-      __m256d r[4], t[4];
-      for (int e = 0; e < 4; ++e) r[e] = _mm256_loadu_pd(reinterpret_cast<const double*>(src + (i + e) * lds + j));
-      t[0] = _mm256_unpacklo_pd(r[0], r[1]);
-      t[1] = _mm256_unpackhi_pd(r[0], r[1]);
-      t[2] = _mm256_unpacklo_pd(r[2], r[3]);
-      t[3] = _mm256_unpackhi_pd(r[2], r[3]);
-      _mm256_storeu_pd(reinterpret_cast<double*>(dst + j * ldd + i), _mm256_permute2f128_pd(t[0], t[2], 0x20));
-      _mm256_storeu_pd(reinterpret_cast<double*>(dst + (j + 1) * ldd + i), _mm256_permute2f128_pd(t[1], t[3], 0x20));
-      _mm256_storeu_pd(reinterpret_cast<double*>(dst + (j + 2) * ldd + i), _mm256_permute2f128_pd(t[0], t[2], 0x31));
-      _mm256_storeu_pd(reinterpret_cast<double*>(dst + (j + 3) * ldd + i), _mm256_permute2f128_pd(t[1], t[3], 0x31));
-    }
-    for (; j < cols; ++j)
-      for (int64_t e = 0; e < 4; ++e) dst[j * ldd + i + e] = src[(i + e) * lds + j];
-  }
-  for (; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
+  transpose_64bit(dst, ldd, src, lds, rows, cols);
 }
 
 // The attention's per-thread scratch buffers (cpu_ops.h's thread_scratch).

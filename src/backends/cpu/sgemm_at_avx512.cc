@@ -40,11 +40,8 @@ void pack_b(float* dst, const float* b, int64_t ld, int64_t n, int64_t k0, int64
   const float* const r1 = r0 + ld;
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 m = lanes16(n - j);
-    __m512 lo, hi;
-    interleave_f32(load_masked_ps(m, r0 + j), load_masked_ps(m, r1 + j), lo, hi);
-    float* const d = dst + (j / kPanel) * kb * kPanel + kk * kPairRow + 2 * (j % kPanel);
-    _mm512_storeu_ps(d, lo);
-    _mm512_storeu_ps(d + 16, hi);
+    store_f32_pairs(dst + (j / kPanel) * kb * kPanel + kk * kPairRow + 2 * (j % kPanel), load_masked_ps(m, r0 + j),
+                    load_masked_ps(m, r1 + j));
   }
 }
 

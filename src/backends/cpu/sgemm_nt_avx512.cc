@@ -6,7 +6,7 @@
 //
 // B is packed once a call, by all threads, into 32-column panels of k/2 pair-rows (the tile's
 // layout: pair-row kk of panel p holds the 64-bit words (B(j, 2 kk), B(j, 2 kk + 1)) for j =
-// 32 p .. 32 p + 31, zeros past n: a transpose of words, 8 x 8 at a time). A's rows are read in
+// 32 p .. 32 p + 31, zeros past n: a transpose of words, simd_avx2.h's). A's rows are read in
 // place. Each thread takes blocks of kBlockRows rows of A (in L2) and runs panels over them,
 // kDepth pair-rows of a panel at a time (32 KiB, in L1 across the block's 16 tiles). Where the
 // packed panels outgrow kPartBytes, or the row blocks are too few to keep the threads evenly
@@ -18,8 +18,10 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/simd_avx2.h"
 #include "backends/cpu/simd_avx512.h"
 
 namespace nt::cpu {
@@ -32,39 +34,12 @@ constexpr int64_t kBlockRows = 96;        // rows of A a thread runs a panel ove
 constexpr int64_t kDepth = 128;           // pair-rows of a panel a pass of the block's tiles reads
 constexpr int64_t kPartBytes = 4 << 20;   // packed panels a part holds, at most
 
-// r[i] = row i of an 8 x 8 matrix of 64-bit elements; afterwards r[i] = column i.
-inline void transpose8x64(__m512d r[8]) {
-  __m512d t[8], u[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm512_unpacklo_pd(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_pd(r[i], r[i + 1]);
-  }
-  // u[g + h] (u[g + h + 2]): the even (odd) 128-bit lanes of t[g + h] and t[g + h + 2].
-  for (int g = 0; g < 8; g += 4)
-    for (int h = 0; h < 2; ++h) {
-      u[g + h] = _mm512_shuffle_f64x2(t[g + h], t[g + h + 2], 0x88);
-      u[g + h + 2] = _mm512_shuffle_f64x2(t[g + h], t[g + h + 2], 0xdd);
-    }
-  for (int c = 0; c < 4; ++c) {
-    r[c] = _mm512_shuffle_f64x2(u[c], u[c + 4], 0x88);
-    r[c + 4] = _mm512_shuffle_f64x2(u[c], u[c + 4], 0xdd);
-  }
-}
-
-// Panel p of B^T (B: n rows of k) into dst: k/2 pair-rows of 32 words.
+// Panel p of B^T (B: n rows of k) into dst: k/2 pair-rows of 32 words (zeros past n).
 void pack_panel(float* dst, const float* b, int64_t n, int64_t k, int64_t p) {
   const int64_t j0 = kPanel * p, cols = n - j0 < kPanel ? n - j0 : kPanel, k2 = k / 2;
-  double* const d = reinterpret_cast<double*>(dst);
-  for (int64_t j = 0; j < kPanel; j += 8)
-    for (int64_t kk = 0; kk < k2; kk += 8) {
-      const __mmask8 in = kk + 8 <= k2 ? __mmask8(0xff) : __mmask8((1u << (k2 - kk)) - 1);
-      __m512d r[8];
-#pragma GCC unroll 8
-      for (int e = 0; e < 8; ++e)
-        r[e] = j + e < cols ? _mm512_maskz_loadu_pd(in, b + (j0 + j + e) * k + 2 * kk) : _mm512_setzero_pd();
-      transpose8x64(r);
-      for (int64_t e = 0; e < 8 && kk + e < k2; ++e) _mm512_storeu_pd(d + (kk + e) * kPanel + j, r[e]);
-    }
+  if (cols < kPanel) std::memset(dst, 0, size_t(k2 * kPairRow) * sizeof(float));
+  transpose_64bit(reinterpret_cast<uint64_t*>(dst), kPanel, reinterpret_cast<const uint64_t*>(b + j0 * k), k2, cols,
+                  k2);
 }
 
 }  // namespace

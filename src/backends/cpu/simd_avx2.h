@@ -148,5 +148,29 @@ inline void transpose_32bit(uint32_t* dst, int64_t ldd, const uint32_t* src, int
     for (int64_t i = 0; i < rows; ++i) dst[j * ldd + i] = src[i * lds + j];
 }
 
+// The same for 64-bit elements (fp32 pairs): 4 x 4 blocks through registers, scalar edges.
+inline void transpose_64bit(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t lds, int64_t rows, int64_t cols) {
+  int64_t i = 0;
+  for (; i + 4 <= rows; i += 4) {
+    int64_t j = 0;
+    for (; j + 4 <= cols; j += 4) {
+      __m256d r[4], t[4];
+      for (int e = 0; e < 4; ++e) r[e] = _mm256_loadu_pd(reinterpret_cast<const double*>(src + (i + e) * lds + j));
+      t[0] = _mm256_unpacklo_pd(r[0], r[1]);
+      t[1] = _mm256_unpackhi_pd(r[0], r[1]);
+      t[2] = _mm256_unpacklo_pd(r[2], r[3]);
+      t[3] = _mm256_unpackhi_pd(r[2], r[3]);
+      _mm256_storeu_pd(reinterpret_cast<double*>(dst + j * ldd + i), _mm256_permute2f128_pd(t[0], t[2], 0x20));
+      _mm256_storeu_pd(reinterpret_cast<double*>(dst + (j + 1) * ldd + i), _mm256_permute2f128_pd(t[1], t[3], 0x20));
+      _mm256_storeu_pd(reinterpret_cast<double*>(dst + (j + 2) * ldd + i), _mm256_permute2f128_pd(t[0], t[2], 0x31));
+      _mm256_storeu_pd(reinterpret_cast<double*>(dst + (j + 3) * ldd + i), _mm256_permute2f128_pd(t[1], t[3], 0x31));
+    }
+    for (; j < cols; ++j)
+      for (int64_t e = 0; e < 4; ++e) dst[j * ldd + i + e] = src[(i + e) * lds + j];
+  }
+  for (; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
+}
+
 }  // namespace
 }  // namespace nt::cpu

@@ -119,6 +119,14 @@ inline void interleave_f32(__m512 r0, __m512 r1, __m512& lo, __m512& hi) {
   hi = _mm512_permutex2var_ps(r0, kHi, r1);
 }
 
+// The same two rows' 16 pairs stored at dst: 32 floats.
+inline void store_f32_pairs(float* dst, __m512 r0, __m512 r1) {
+  __m512 lo, hi;
+  interleave_f32(r0, r1, lo, hi);
+  _mm512_storeu_ps(dst, lo);
+  _mm512_storeu_ps(dst + 16, hi);
+}
+
 inline __mmask16 lanes16(int64_t n) {
   return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
 }

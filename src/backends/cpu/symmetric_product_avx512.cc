@@ -23,14 +23,6 @@ namespace {
 constexpr int64_t kPanel = 32;            // columns of a B panel
 constexpr int64_t kPairRow = 2 * kPanel;  // floats of a panel's pair-row
 
-// 16 columns of two rows interleaved into 16 pairs (r0[j], r1[j]): 32 floats.
-inline void store_pairs(float* dst, __m512 r0, __m512 r1) {
-  __m512 lo, hi;
-  interleave_f32(r0, r1, lo, hi);
-  _mm512_storeu_ps(dst, lo);
-  _mm512_storeu_ps(dst + 16, hi);
-}
-
 }  // namespace
 
 bool symmetric_product_f32_avx512(float* c, const float* a, const float* b, int64_t m) {
@@ -44,7 +36,7 @@ bool symmetric_product_f32_avx512(float* c, const float* a, const float* b, int6
     for (int64_t kk = 0; kk < k2; ++kk) {  // B's rows 2 kk and 2 kk + 1 into pair-row kk of every panel
       const float *r0 = b + 2 * kk * m, *r1 = r0 + m;
       for (int64_t j = 0; j < m; j += 16)
-        store_pairs(bp + (j / kPanel) * k2 * kPairRow + kk * kPairRow + 2 * (j % kPanel), _mm512_loadu_ps(r0 + j),
+        store_f32_pairs(bp + (j / kPanel) * k2 * kPairRow + kk * kPairRow + 2 * (j % kPanel), _mm512_loadu_ps(r0 + j),
                     _mm512_loadu_ps(r1 + j));
     }
 #pragma omp for schedule(dynamic, 1)
