@@ -229,6 +229,22 @@ TEST(KernelParity, MatmulAllTransposes) {
               << M << "x" << N << "x" << K << " ta=" << ta << " tb=" << tb << " beta=" << beta;
         }
   }
+  // Shapes that the table's rules send to kernels of their own (on AVX-512, matmul_cpu.cc): A B
+  // with A tall and B 512 wide, threaded; on one thread (Muon's Newton-Schulz), the Gram product
+  // X X^T and a square times a wide matrix.
+  struct Case { int64_t m, n, k; bool tb, gram; int threads; double beta; };
+  const int threads = omp_get_max_threads();
+  for (const Case& cs : {Case{4100, 512, 520, false, false, threads, 1.0}, Case{160, 160, 96, true, true, 1, 0.0},
+                         Case{130, 130, 400, true, true, 1, 0.0}, Case{160, 300, 160, false, false, 1, 1.0}}) {
+    Vec a = randn(cs.m * cs.k, 23), b = cs.gram ? a : randn(cs.k * cs.n, 24), c0 = randn(cs.m * cs.n, 25), cref = c0;
+    ref::matmul<double>(cref.data(), a.data(), b.data(), cs.m, cs.n, cs.k, false, cs.tb, cs.beta);
+    auto af = to_f32(a), bf = to_f32(b), cf = to_f32(c0);
+    omp_set_num_threads(cs.threads);
+    cpu.matmul(cf.data(), af.data(), cs.gram ? af.data() : bf.data(), cs.m, cs.n, cs.k, false, cs.tb, float(cs.beta));
+    omp_set_num_threads(threads);
+    EXPECT_LT(rel_err(to_f64(cf.data(), cf.size()), cref), 20 * std::sqrt(double(cs.k)) * 6e-8)
+        << gemm_shape(cs.m, cs.n, cs.k) << " threads " << cs.threads;
+  }
 }
 
 TEST(KernelParity, Rope) {
@@ -919,30 +935,48 @@ TEST(KernelParity, GemmPairsF32Tile) {
 // (sgemm_at_avx512): k in blocks of unequal length (C carried from one to the next), short
 // blocks where B is wide, a row tail inside a tile and inside a 48-row group, C wider than
 // tall, fewer tiles than threads. What both decline (k odd): C left untouched.
-TEST(KernelParity, SgemmNtAndAt) {
+TEST(KernelParity, SgemmNtNnAtAndGram) {
   const CpuFeatures f = cpu_features();
   if (!(f.avx512f && f.avx512bw)) GTEST_SKIP() << "no AVX-512 on this CPU: the GEMMs are not dispatched";
-  struct Case { bool ta; int64_t m, n, k; bool add; int64_t c_offset; };
-  for (const Case& cs : {Case{false, 1037, 70, 602, false, 0}, Case{false, 1037, 70, 602, true, 1},
-                         Case{false, 100, 33, 2, false, 0}, Case{false, 300, 1100, 1000, true, 0},
-                         Case{false, 7, 9, 18, true, 1}, Case{false, 200, 64, 64, false, 0},
-                         Case{true, 301, 70, 6002, true, 0}, Case{true, 301, 70, 6002, false, 1},
-                         Case{true, 1037, 40, 34, false, 0}, Case{true, 72, 33, 2, true, 1},
-                         Case{true, 70, 301, 602, true, 0}, Case{true, 5, 40, 100, false, 0},
-                         Case{true, 600, 2100, 130, true, 0}}) {
-    const std::string what = std::string(cs.ta ? "A^T B " : "A B^T ") + gemm_shape(cs.m, cs.n, cs.k) + " add " +
+  // 't': A B^T, 'n': A B, 'a': A^T B, 'g': the Gram product A A^T (n = m; add and the offset of C
+  // as for the others, though the kernel always sets C).
+  struct Case { char form; int64_t m, n, k; bool add; int64_t c_offset; };
+  for (const Case& cs : {Case{'t', 1037, 70, 602, false, 0}, Case{'t', 1037, 70, 602, true, 1},
+                         Case{'t', 100, 33, 2, false, 0}, Case{'t', 300, 1100, 1000, true, 0},
+                         Case{'t', 7, 9, 18, true, 1}, Case{'t', 200, 64, 64, false, 0},
+                         Case{'n', 1037, 70, 602, false, 0}, Case{'n', 1037, 70, 602, true, 1},
+                         Case{'n', 100, 33, 2, false, 0}, Case{'n', 300, 1100, 1000, true, 0},
+                         Case{'n', 7, 9, 18, true, 1}, Case{'n', 160, 700, 160, false, 0},
+                         Case{'a', 301, 70, 6002, true, 0}, Case{'a', 301, 70, 6002, false, 1},
+                         Case{'a', 1037, 40, 34, false, 0}, Case{'a', 72, 33, 2, true, 1},
+                         Case{'a', 70, 301, 602, true, 0}, Case{'a', 5, 40, 100, false, 0},
+                         Case{'a', 600, 2100, 130, true, 0}, Case{'g', 1, 1, 2, false, 0},
+                         Case{'g', 200, 200, 64, false, 1}, Case{'g', 333, 333, 1300, false, 0},
+                         Case{'g', 97, 97, 2, false, 1}}) {
+    const std::string what = std::string(1, cs.form) + " " + gemm_shape(cs.m, cs.n, cs.k) + " add " +
                              std::to_string(cs.add) + " C offset " + std::to_string(cs.c_offset);
     const Vec a = randn(cs.m * cs.k, 98), b = randn(cs.n * cs.k, 99), c0 = randn(cs.m * cs.n, 100);
     Vec want = c0;
-    ref::matmul<double>(want.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, !cs.ta, cs.add ? 1.0 : 0.0);
+    const Vec& bw = cs.form == 'g' ? a : b;
+    ref::matmul<double>(want.data(), a.data(), bw.data(), cs.m, cs.n, cs.k, cs.form == 'a', cs.form == 't' || cs.form == 'g',
+                        cs.add ? 1.0 : 0.0);
     const auto af = to_f32(a), bf = to_f32(b), c0f = to_f32(c0);
     std::vector<float> c(size_t(cs.m * cs.n + cs.c_offset + 1), 7.0f);
     std::copy(c0f.begin(), c0f.end(), c.begin() + cs.c_offset);
     float* const cc = c.data() + cs.c_offset;
-    ASSERT_TRUE(cs.ta ? cpu::sgemm_at_avx512(cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add)
-                      : cpu::sgemm_nt_avx512(cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add))
-        << what;
+    bool ran = false;
+    switch (cs.form) {
+      case 't': ran = cpu::sgemm_nt_avx512(cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add); break;
+      case 'n': ran = cpu::sgemm_nn_avx512(cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add); break;
+      case 'a': ran = cpu::sgemm_at_avx512(cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add); break;
+      default: ran = cpu::gram_f32_avx512(cc, af.data(), cs.m, cs.k); break;
+    }
+    ASSERT_TRUE(ran) << what;
     EXPECT_LT(rel_err(to_f64(cc, want.size()), want), 20 * std::sqrt(double(cs.k)) * 6e-8) << what;
+    if (cs.form == 'g') {
+      for (int64_t i = 0; i < cs.m; ++i)
+        for (int64_t j = 0; j < i; ++j) ASSERT_EQ(cc[i * cs.m + j], cc[j * cs.m + i]) << what << ": not symmetric";
+    }
     if (cs.c_offset) {
       EXPECT_EQ(c[0], 7.0f) << what << ": wrote before C";
     }
@@ -950,7 +984,9 @@ TEST(KernelParity, SgemmNtAndAt) {
   }
   std::vector<float> a(96 * 63, 1.0f), c(96 * 32, 3.0f);
   EXPECT_FALSE(cpu::sgemm_nt_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
+  EXPECT_FALSE(cpu::sgemm_nn_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
   EXPECT_FALSE(cpu::sgemm_at_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
+  EXPECT_FALSE(cpu::gram_f32_avx512(c.data(), a.data(), 32, 63));
   EXPECT_EQ(c, std::vector<float>(96 * 32, 3.0f));
 }
 

@@ -192,6 +192,8 @@ bool newton_schulz_bf16_avx512(float* x, bool transposed, float scale, float* g,
 // read A's elements in pairs).
 bool sgemm_nt_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add);
 bool sgemm_at_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add);
+bool sgemm_nn_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add);
+bool gram_f32_avx512(float* c, const float* a, int64_t m, int64_t k);
 // KernelTable::matmul on CPUs with AVX-512 (F, BW) (matmul_cpu.cc): the GEMMs above where they
 // gain, else matmul.
 void matmul_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,

@@ -63,12 +63,15 @@ void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int6
 
 void matmul_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
                    float beta) {
-  if (!ta && tb && k >= n && m >= 2 * n && (beta == 0.0f || beta == 1.0f) &&
-      sgemm_nt_avx512(c, a, b, m, n, k, beta == 1.0f))
-    return;
-  if (ta && !tb && m >= 2 * n && n >= 512 && (beta == 0.0f || beta == 1.0f) &&
-      sgemm_at_avx512(c, a, b, m, n, k, beta == 1.0f))
-    return;
+  const bool set_or_add = beta == 0.0f || beta == 1.0f, add = beta == 1.0f;
+  // Muon's Newton-Schulz, one thread a matrix: X X^T and the (m, m) polynomial times X.
+  if (omp_get_max_threads() == 1) {
+    if (is_gram(a, b, ta, tb, m, n, k, beta) && gram_f32_avx512(c, a, m, k)) return;
+    if (!ta && !tb && m == k && n >= m && set_or_add && sgemm_nn_avx512(c, a, b, m, n, k, add)) return;
+  }
+  if (!ta && tb && k >= n && m >= 2 * n && set_or_add && sgemm_nt_avx512(c, a, b, m, n, k, add)) return;
+  if (!ta && !tb && k >= n && m >= 8 * n && n >= 512 && set_or_add && sgemm_nn_avx512(c, a, b, m, n, k, add)) return;
+  if (ta && !tb && m >= 2 * n && n >= 512 && set_or_add && sgemm_at_avx512(c, a, b, m, n, k, add)) return;
   matmul(c, a, b, m, n, k, ta, tb, beta);
 }
 

@@ -23,6 +23,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
 #include "backends/cpu/simd_avx512.h"
+#include "kernels/upper_triangle.h"
 
 namespace nt::cpu {
 
@@ -35,16 +36,34 @@ constexpr int64_t kDepth = 128;           // pair-rows of a panel a pass of the 
 constexpr int64_t kPartBytes = 4 << 20;   // packed panels a part holds, at most
 
 // Panel p of B^T (B: n rows of k) into dst: k/2 pair-rows of 32 words (zeros past n).
-void pack_panel(float* dst, const float* b, int64_t n, int64_t k, int64_t p) {
+void pack_panel_nt(float* dst, const float* b, int64_t n, int64_t k, int64_t p) {
   const int64_t j0 = kPanel * p, cols = n - j0 < kPanel ? n - j0 : kPanel, k2 = k / 2;
   if (cols < kPanel) std::memset(dst, 0, size_t(k2 * kPairRow) * sizeof(float));
   transpose_64bit(reinterpret_cast<uint64_t*>(dst), kPanel, reinterpret_cast<const uint64_t*>(b + j0 * k), k2, cols,
                   k2);
 }
 
-}  // namespace
+// Panel p of B (k rows of n) into dst: pair-row kk interleaves rows 2 kk and 2 kk + 1 (zeros
+// past n).
+void pack_panel_nn(float* dst, const float* b, int64_t n, int64_t k, int64_t p) {
+  const int64_t j0 = kPanel * p;
+  const __mmask16 m0 = lanes16(n - j0), m1 = lanes16(n - j0 - 16);
+  for (int64_t kk = 0; kk < k / 2; ++kk) {
+    const float* r0 = b + 2 * kk * n + j0;
+    const float* r1 = r0 + n;
+    store_f32_pairs(dst + kk * kPairRow, load_masked_ps(m0, r0), load_masked_ps(m0, r1));
+    store_f32_pairs(dst + kk * kPairRow + kPanel, load_masked_ps(m1, r0 + 16), load_masked_ps(m1, r1 + 16));
+  }
+}
 
-bool sgemm_nt_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add) {
+enum class Form {
+  kNt,     // C = A B^T, B (n, k)
+  kNn,     // C = A B, B (k, n)
+  kUpper,  // C's upper triangle (and some tiles below it) of A A^T, b == a: the Gram product
+};
+
+template <Form F>
+bool sgemm_panels(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add) {
   if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
   const int64_t panels = (n + kPanel - 1) / kPanel, k2 = k / 2, panel_floats = k2 * kPairRow;
   float* const packed = static_cast<float*>(thread_scratch(kScratchSgemmB, size_t(panels * panel_floats) * sizeof(float)));
@@ -58,14 +77,21 @@ bool sgemm_nt_avx512(float* c, const float* a, const float* b, int64_t m, int64_
 #pragma omp parallel
   {
 #pragma omp for schedule(static)
-    for (int64_t p = 0; p < panels; ++p) pack_panel(packed + p * panel_floats, b, n, k, p);
+    for (int64_t p = 0; p < panels; ++p) {
+      if (F == Form::kNn) pack_panel_nn(packed + p * panel_floats, b, n, k, p);
+      else pack_panel_nt(packed + p * panel_floats, b, n, k, p);
+    }
 #pragma omp for schedule(static)
     for (int64_t u = 0; u < units; ++u) {
       const int64_t i0 = (u % blocks) * kBlockRows, part = u / blocks;
-      const int64_t rows = m - i0 < kBlockRows ? m - i0 : kBlockRows;
+      const int64_t block_rows = m - i0 < kBlockRows ? m - i0 : kBlockRows;
       const int64_t p0 = panels * part / parts, p1 = panels * (part + 1) / parts;
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t cols = n - kPanel * p < kPanel ? n - kPanel * p : kPanel;
+        // The Gram product: only the rows that reach the panel's columns (the diagonal tile's
+        // lower part too, overwritten by the mirror).
+        const int64_t rows = F == Form::kUpper ? std::min(block_rows, kPanel * (p + 1) - i0) : block_rows;
+        if (rows <= 0) continue;
         for (int64_t d0 = 0; d0 < k2; d0 += kDepth)
           gemm_pairs_f32_avx512(c + i0 * n + kPanel * p, n, a + i0 * k + 2 * d0, k,
                                 packed + p * panel_floats + d0 * kPairRow, kPairRow, rows, cols,
@@ -73,7 +99,22 @@ bool sgemm_nt_avx512(float* c, const float* a, const float* b, int64_t m, int64_
       }
     }
   }
+  if (F == Form::kUpper) mirror_upper_triangle(c, m);
   return true;
+}
+
+}  // namespace
+
+bool sgemm_nt_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add) {
+  return sgemm_panels<Form::kNt>(c, a, b, m, n, k, add);
+}
+
+bool sgemm_nn_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add) {
+  return sgemm_panels<Form::kNn>(c, a, b, m, n, k, add);
+}
+
+bool gram_f32_avx512(float* c, const float* a, int64_t m, int64_t k) {
+  return sgemm_panels<Form::kUpper>(c, a, a, m, m, k, false);
 }
 
 }  // namespace nt::cpu
