@@ -928,13 +928,15 @@ TEST(KernelParity, GemmPairsF32Tile) {
 }
 
 // Our fp32 GEMMs (the table's fp32 matmul takes them on AVX-512 where matmul_cpu.cc says),
-// against double, C += and C =, a misaligned C, a column tail. C = A B^T (sgemm_nt_avx512): a
-// row tail inside a 96-row block and inside a 6-row tile, k in several passes of 128 pair-rows
-// with a tail of the 8 x 8 packing transpose, the panels split into parts for the threads (few
-// row blocks) and for L3 (over 4 MiB packed), k = 2, a shape smaller than one tile. C = A^T B
-// (sgemm_at_avx512): k in blocks of unequal length (C carried from one to the next), short
-// blocks where B is wide, a row tail inside a tile and inside a 48-row group, C wider than
-// tall, fewer tiles than threads. What both decline (k odd): C left untouched.
+// against double, C += and C =, a misaligned C, a column tail. C = A B^T (sgemm_nt_avx512) and
+// C = A B (sgemm_nn_avx512): a row tail inside a 96-row block and inside a 6-row tile, k in
+// several passes of 128 pair-rows with a tail of the 8 x 8 packing transpose, the panels split
+// into parts for the threads (few row blocks) and for L3 (over 4 MiB packed), k = 2, a shape
+// smaller than one tile, C wider than tall. The Gram product (gram_f32_avx512): exactly
+// symmetric, one element, a row tail inside the diagonal's tiles, long k. C = A^T B
+// (sgemm_at_avx512): k in blocks of unequal length (C carried from one to the next), with B
+// packed whole and block by block (over 4 MiB packed), short blocks where B is wide, a row tail
+// inside a tile and inside a 48-row group, C wider than tall, fewer tiles than threads. What all decline (k odd): C left untouched.
 TEST(KernelParity, SgemmNtNnAtAndGram) {
   const CpuFeatures f = cpu_features();
   if (!(f.avx512f && f.avx512bw)) GTEST_SKIP() << "no AVX-512 on this CPU: the GEMMs are not dispatched";
@@ -950,7 +952,8 @@ TEST(KernelParity, SgemmNtNnAtAndGram) {
                          Case{'a', 301, 70, 6002, true, 0}, Case{'a', 301, 70, 6002, false, 1},
                          Case{'a', 1037, 40, 34, false, 0}, Case{'a', 72, 33, 2, true, 1},
                          Case{'a', 70, 301, 602, true, 0}, Case{'a', 5, 40, 100, false, 0},
-                         Case{'a', 600, 2100, 130, true, 0}, Case{'g', 1, 1, 2, false, 0},
+                         Case{'a', 600, 2100, 130, true, 0}, Case{'a', 100, 600, 2000, true, 1},
+                         Case{'g', 1, 1, 2, false, 0},
                          Case{'g', 200, 200, 64, false, 1}, Case{'g', 333, 333, 1300, false, 0},
                          Case{'g', 97, 97, 2, false, 1}}) {
     const std::string what = std::string(1, cs.form) + " " + gemm_shape(cs.m, cs.n, cs.k) + " add " +
@@ -958,8 +961,8 @@ TEST(KernelParity, SgemmNtNnAtAndGram) {
     const Vec a = randn(cs.m * cs.k, 98), b = randn(cs.n * cs.k, 99), c0 = randn(cs.m * cs.n, 100);
     Vec want = c0;
     const Vec& bw = cs.form == 'g' ? a : b;
-    ref::matmul<double>(want.data(), a.data(), bw.data(), cs.m, cs.n, cs.k, cs.form == 'a', cs.form == 't' || cs.form == 'g',
-                        cs.add ? 1.0 : 0.0);
+    const bool ta = cs.form == 'a', tb = cs.form == 't' || cs.form == 'g';
+    ref::matmul<double>(want.data(), a.data(), bw.data(), cs.m, cs.n, cs.k, ta, tb, cs.add ? 1.0 : 0.0);
     const auto af = to_f32(a), bf = to_f32(b), c0f = to_f32(c0);
     std::vector<float> c(size_t(cs.m * cs.n + cs.c_offset + 1), 7.0f);
     std::copy(c0f.begin(), c0f.end(), c.begin() + cs.c_offset);

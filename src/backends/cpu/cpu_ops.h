@@ -23,7 +23,7 @@ constexpr int kScratchSymmetricB = 24;  // symmetric_product_f32_avx512's B in p
 constexpr int kScratchRowsB = 25;       // gemm_rows_bf16_avx512's B panels, for all threads
 constexpr int kScratchAtA = 26, kScratchAtB = 27;  // gemm_at_f32_avx512's packed A strips and B block
 constexpr int kScratchAtT = 28;                    // and its rows of C^T, for C wider than tall
-constexpr int kScratchSgemmB = 29;                 // sgemm_nt_avx512's B panels, for all threads
+constexpr int kScratchSgemmB = 29;                 // sgemm_panels_avx512.cc's B panels, for all threads
 constexpr int kScratchSgemmAtA = 30, kScratchSgemmAtB = 31;  // sgemm_at_avx512's packed A rows and B block
 constexpr int kScratchSlots = 32;
 void* thread_scratch(int slot, size_t bytes);
@@ -186,14 +186,16 @@ bool newton_schulz_bf16_amx(float* x, bool transposed, float scale, float* g, fl
 // The same op on the AVX-512-BF16 register tile (newton_schulz_avx512.cc): both iterations.
 bool newton_schulz_bf16_avx512(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
                                int64_t n, int steps, bool gram);
-// Our fp32 GEMMs on the AVX-512 pair tile, multithreaded: C (m, n) = A B^T, or with add C +=
-// A B^T, A (m, k) and B (n, k) rows (sgemm_nt_avx512.cc); and C = or += A^T B, A (k, m) and B
-// (k, n) rows (sgemm_at_avx512.cc). Both return false, having done nothing, where k is odd (they
-// read A's elements in pairs).
+// Our fp32 GEMMs on the AVX-512 pair tile, on the region's threads, C (m, n) row-major: C = A
+// B^T, or with add C += A B^T, A (m, k) and B (n, k) rows; C = or += A B, A (m, k) and B (k, n)
+// rows; the Gram product C = A A^T, A (m, k) rows, C (m, m) exactly symmetric
+// (sgemm_panels_avx512.cc); and C = or += A^T B, A (k, m) and B (k, n) rows
+// (sgemm_at_avx512.cc). All return false, having done nothing, where k is odd (they read A's
+// elements in pairs).
 bool sgemm_nt_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add);
-bool sgemm_at_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add);
 bool sgemm_nn_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add);
 bool gram_f32_avx512(float* c, const float* a, int64_t m, int64_t k);
+bool sgemm_at_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add);
 // KernelTable::matmul on CPUs with AVX-512 (F, BW) (matmul_cpu.cc): the GEMMs above where they
 // gain, else matmul.
 void matmul_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,

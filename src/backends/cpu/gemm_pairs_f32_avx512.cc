@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The AVX-512 register-tile fp32 GEMM behind the fp32 attention, Newton-Schulz's symmetric
-// products and our fp32 GEMM (sgemm_nt_avx512.cc) (contract in cpu_ops.h).
+// products and our fp32 GEMMs (sgemm_panels_avx512.cc, sgemm_at_avx512.cc; contract in cpu_ops.h).
 //
 // B comes in the pair layout of the bf16 tile (two k rows interleaved), so that the fp32 and
 // bf16 attentions share one algorithm and one set of packing passes. A zmm of B then holds 8

@@ -14,18 +14,28 @@
 // 185-200 GFLOP/s where A has 3-4x B's columns (MLP up, qkv) and the primitive ran 240-265: so
 // the primitive from m >= 2 n (a whole depth-8 fp32 step 5 % faster there).
 //
-// On CPUs with AVX-512, matmul_avx512 takes two patterns to our own GEMMs on the fp32 pair tile.
-// The linear layers' forward products C = A B^T whose reduction is at least as long as B's rows
-// (q k v, the attention's output, c_proj: k >= n) and whose A is tall (m >= 2 n) go to
-// sgemm_nt_avx512. The weight gradients C = A^T B with C tall (m >= 2 n: c_fc's) and wide
-// enough to pay for packing A (n >= 512) go to sgemm_at_avx512. Timed call by call in a depth-8
-// fp32 step (Zen 5, 2 threads, medians of 32-96 calls, against the same step on oneDNN):
-// 8192 x 512 x 512 10.6 against 13.7 ms, with C += 11.2 against 14.1, 8192 x 512 x 2048 43.5
-// against 45.6; by zone, c_fc's backward 7 % faster with sgemm_at_avx512 (its weight gradient
-// 2048 x 512 x 8192). They lost elsewhere, so those stay with oneDNN: where n > k in the forward
-// (c_fc's, 8192 x 2048 x 512: 42.0 against 40.1; the head's, whose A is short), on the data
-// gradients (A B: 6-14 % slower at d 256 in a version that took them), and on the weight
-// gradients with n < 512 (the head's at d 256 and d 384, 4-5 % slower).
+// On CPUs with AVX-512, matmul_avx512 takes these products to our own GEMMs on the fp32 pair
+// tile (timed call by call inside fp32 steps on Zen 5, 2 threads, medians of 32-96 calls against
+// the same step on oneDNN):
+// - the linear layers' forward products C = A B^T whose reduction is at least as long as B's
+//   rows (q k v, the attention's output, c_proj: k >= n) and whose A is tall (m >= 2 n):
+//   sgemm_nt_avx512. Depth 8: 8192 x 512 x 512 10.6 against 13.7 ms, with C += 11.2 against
+//   14.1, 8192 x 512 x 2048 43.5 against 45.6;
+// - the data gradients C = A B with A far taller than B is wide (m >= 8 n), k >= n and n >= 512
+//   (depth 8's q k v, attention output and c_fc data gradients): sgemm_nn_avx512. Depth 8, six
+//   rounds: 8192 x 512 x 2048 44.1 against 47.3 ms, 8192 x 512 x 512 10.6 against 11.5;
+// - the weight gradients C = A^T B with C tall (m >= 2 n: c_fc's) and wide enough to pay for
+//   packing A (n >= 512): sgemm_at_avx512. c_fc's backward 7 % faster at depth 8 (its weight
+//   gradient 2048 x 512 x 8192);
+// - on one thread (Muon's Newton-Schulz, a matrix a thread), the Gram product X X^T as its upper
+//   triangle (gram_f32_avx512, in place of sgemm on block rows), and the m x m polynomial times X
+//   (sgemm_nn_avx512 where m = k and n >= m): Newton-Schulz's share of a depth-8 fp32 step 5-8 %
+//   smaller, of depth 6 and `cpu` 5 % and 8 %.
+// They lost elsewhere, so those stay with oneDNN: where n > k in the forward (c_fc's, 8192 x 2048
+// x 512: 42.0 against 40.1; the head's, whose A is short); on the data gradients where n < 512
+// (8192 x 384 x 384 5 % slower at depth 6), or A is short (the head's 1024 x 512 x 8192, 9 %
+// slower: packing B weighs more against fewer rows); and on the weight gradients with n < 512
+// (the head's at d 256 and d 384, 4-5 % slower).
 #include <dnnl.h>
 
 #include "backends/cpu/cpu_ops.h"
