@@ -12,9 +12,9 @@
 // panel, the tiles adding the block's sum to C. Where k is short enough for B to be packed whole
 // (the head's weight gradient, a chunk of tokens), the loops turn around: B is packed once and
 // each group of C's rows runs through every block while it stays in L2. Packing moves (m + n) k
-// floats against the product's 2 m n k FLOPs: it pays where n is wide. (Each thread packing the whole block for
-// itself made a depth-8 fp32 step's c_fc backward 4 % and its head 9 % slower.) Built with
-// -mavx512*; called only after a CPUID check.
+// floats against the product's 2 m n k FLOPs: it pays where n is wide. (Each thread packing the
+// whole block for itself made a depth-8 fp32 step's c_fc backward 4 % and its head 9 % slower.)
+// Built with -mavx512*; called only after a CPUID check.
 #include <immintrin.h>
 #include <omp.h>
 
