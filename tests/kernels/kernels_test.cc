@@ -936,7 +936,8 @@ TEST(KernelParity, GemmPairsF32Tile) {
 // symmetric, one element, a row tail inside the diagonal's tiles, long k. C = A^T B
 // (sgemm_at_avx512): k in blocks of unequal length (C carried from one to the next), with B
 // packed whole and block by block (over 4 MiB packed), short blocks where B is wide, a row tail
-// inside a tile and inside a 48-row group, C wider than tall, fewer tiles than threads. What all decline (k odd): C left untouched.
+// inside a tile and inside a 48-row group, C wider than tall, fewer tiles than threads. What all
+// decline (k odd): C left untouched.
 TEST(KernelParity, SgemmNtNnAtAndGram) {
   const CpuFeatures f = cpu_features();
   if (!(f.avx512f && f.avx512bw)) GTEST_SKIP() << "no AVX-512 on this CPU: the GEMMs are not dispatched";
@@ -953,9 +954,8 @@ TEST(KernelParity, SgemmNtNnAtAndGram) {
                          Case{'a', 1037, 40, 34, false, 0}, Case{'a', 72, 33, 2, true, 1},
                          Case{'a', 70, 301, 602, true, 0}, Case{'a', 5, 40, 100, false, 0},
                          Case{'a', 600, 2100, 130, true, 0}, Case{'a', 100, 600, 2000, true, 1},
-                         Case{'g', 1, 1, 2, false, 0},
-                         Case{'g', 200, 200, 64, false, 1}, Case{'g', 333, 333, 1300, false, 0},
-                         Case{'g', 97, 97, 2, false, 1}}) {
+                         Case{'g', 1, 1, 2, false, 0}, Case{'g', 200, 200, 64, false, 1},
+                         Case{'g', 333, 333, 1300, false, 0}, Case{'g', 97, 97, 2, false, 1}}) {
     const std::string what = std::string(1, cs.form) + " " + gemm_shape(cs.m, cs.n, cs.k) + " add " +
                              std::to_string(cs.add) + " C offset " + std::to_string(cs.c_offset);
     const Vec a = randn(cs.m * cs.k, 98), b = randn(cs.n * cs.k, 99), c0 = randn(cs.m * cs.n, 100);

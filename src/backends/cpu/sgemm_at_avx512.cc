@@ -36,16 +36,11 @@ constexpr int64_t kBlockBytes = 512 << 10;  // the packed block of B, at most
 constexpr int64_t kPad = 16;                // floats past a packed row of A (rows off L1's sets)
 constexpr int64_t kWholeBytes = 4 << 20;    // every block of B packed at once, at most
 
-// Rows k0 .. k0 + kb of B (n columns, ld apart) in panels of 32 columns, panel p at dst +
-// p kb 32: kb / 2 pair-rows of 32 pairs (zeros past n); here pair-row kk.
-void pack_b(float* dst, const float* b, int64_t ld, int64_t n, int64_t k0, int64_t kb, int64_t kk) {
-  const float* const r0 = b + (k0 + 2 * kk) * ld;
-  const float* const r1 = r0 + ld;
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 m = lanes16(n - j);
-    store_f32_pairs(dst + (j / kPanel) * kb * kPanel + kk * kPairRow + 2 * (j % kPanel), load_masked_ps(m, r0 + j),
-                    load_masked_ps(m, r1 + j));
-  }
+// Rows k0 .. k0 + kb of B (n columns) in panels of 32 columns, panel p at dst + p kb 32: kb / 2
+// pair-rows of 32 pairs; here pair-row kk.
+void pack_b(float* dst, const float* b, int64_t n, int64_t k0, int64_t kb, int64_t kk) {
+  const float* const r0 = b + (k0 + 2 * kk) * n;
+  store_f32_pair_row(dst + kk * kPairRow, kb * kPanel, r0, r0 + n, n);
 }
 
 // Columns j0 .. j0 + cols - 1 of A's rows k0 .. k0 + kb (ld apart) as cols rows of kb floats,
@@ -86,12 +81,12 @@ bool sgemm_at_avx512(float* c, const float* a, const float* b, int64_t m, int64_
   // call, not once a block. The head's weight gradient (C 8192 x 512, k 1024 a chunk: four
   // blocks, C from memory four times) took 25.1 against 27.7 ms with C += inside a depth-8 fp32
   // step (5 rounds, medians), 25.1 against 26.4 with C =.
+  // So the blocks are taken in stages packed together: all of them where they fit, else one.
   const int64_t block_floats = panels * kc * kPanel;
-  const bool whole = blocks > 1 && blocks * block_floats * int64_t(sizeof(float)) <= kWholeBytes;
-  // The calling thread's scratch, shared by the region's threads: each packs a share of a block
-  // (of every block, where B is packed whole).
-  float* const bp = static_cast<float*>(
-      thread_scratch(kScratchSgemmAtB, size_t((whole ? blocks : 1) * block_floats) * sizeof(float)));
+  const int64_t per_stage = blocks * block_floats * int64_t(sizeof(float)) <= kWholeBytes ? blocks : 1;
+  // The calling thread's scratch, shared by the region's threads: each packs a share of a stage.
+  float* const bp =
+      static_cast<float*>(thread_scratch(kScratchSgemmAtB, size_t(per_stage * block_floats) * sizeof(float)));
 #pragma omp parallel
   {
     // The threads' shares of C in whole tiles of rows.
@@ -99,31 +94,27 @@ bool sgemm_at_avx512(float* c, const float* a, const float* b, int64_t m, int64_
     const int64_t i0 = kTileRows * (tiles * t / nt), i1 = std::min(m, kTileRows * (tiles * (t + 1) / nt));
     // (+ 16 floats: a block's last packed row is written 16 floats at a time.)
     float* const ap = static_cast<float*>(thread_scratch(kScratchSgemmAtA, size_t(kGroup * lda + 16) * sizeof(float)));
-    // Rows i .. i + rows of C += block k0's product (the block's B packed at bk).
-    auto group = [&](int64_t i, int64_t rows, int64_t k0, int64_t kb, const float* bk) {
-      pack_a(ap, lda, a, m, i, rows, k0, kb);
-      for (int64_t p = 0; p < panels; ++p)
-        gemm_pairs_f32_avx512(c + i * n + kPanel * p, n, ap, lda, bk + p * kb * kPanel, kPairRow, rows,
-                              n - kPanel * p < kPanel ? n - kPanel * p : kPanel, kb / 2, add || k0 > 0);
-    };
-    if (whole) {
-      for (int64_t k0 = 0; k0 < k; k0 += kc) {
-        const int64_t kb = k - k0 < kc ? k - k0 : kc;
+    for (int64_t s0 = 0; s0 < blocks; s0 += per_stage) {
+      // The stage's blocks of B (block q at bp + (q - s0) block_floats), then each group of C's
+      // rows through all of them.
+      for (int64_t q = s0; q < s0 + per_stage; ++q) {
+        const int64_t k0 = q * kc, kb = std::min(kc, k - k0);
 #pragma omp for schedule(static) nowait
-        for (int64_t kk = 0; kk < kb / 2; ++kk) pack_b(bp + k0 / kc * block_floats, b, n, n, k0, kb, kk);
+        for (int64_t kk = 0; kk < kb / 2; ++kk) pack_b(bp + (q - s0) * block_floats, b, n, k0, kb, kk);
       }
 #pragma omp barrier
-      for (int64_t i = i0; i < i1; i += kGroup)
-        for (int64_t k0 = 0; k0 < k; k0 += kc)
-          group(i, i1 - i < kGroup ? i1 - i : kGroup, k0, k - k0 < kc ? k - k0 : kc, bp + k0 / kc * block_floats);
-    } else {
-      for (int64_t k0 = 0; k0 < k; k0 += kc) {
-        const int64_t kb = k - k0 < kc ? k - k0 : kc;
-#pragma omp for schedule(static)
-        for (int64_t kk = 0; kk < kb / 2; ++kk) pack_b(bp, b, n, n, k0, kb, kk);
-        for (int64_t i = i0; i < i1; i += kGroup) group(i, i1 - i < kGroup ? i1 - i : kGroup, k0, kb, bp);
-#pragma omp barrier
+      for (int64_t i = i0; i < i1; i += kGroup) {
+        const int64_t rows = std::min(kGroup, i1 - i);
+        for (int64_t q = s0; q < s0 + per_stage; ++q) {
+          const int64_t k0 = q * kc, kb = std::min(kc, k - k0);
+          const float* const bq = bp + (q - s0) * block_floats;
+          pack_a(ap, lda, a, m, i, rows, k0, kb);
+          for (int64_t p = 0; p < panels; ++p)
+            gemm_pairs_f32_avx512(c + i * n + kPanel * p, n, ap, lda, bq + p * kb * kPanel, kPairRow, rows,
+                                  std::min(kPanel, n - kPanel * p), kb / 2, add || k0 > 0);
+        }
       }
+#pragma omp barrier
     }
   }
   return true;

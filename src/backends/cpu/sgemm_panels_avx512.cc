@@ -7,15 +7,15 @@
 // of fp32 runs where oneDNN 2.6 lags (matmul_cpu.cc says which).
 //
 // B is packed by all threads into 32-column panels of k/2 pair-rows (the tile's layout: pair-row
-// kk of panel p holds the pairs (B^T(2 kk, j), B^T(2 kk + 1, j)) for j = 32 p .. 32 p + 31, zeros
-// past n). From B (n, k) that is a transpose of 64-bit words (simd_avx2.h's); from B (k, n), rows
-// 2 kk and 2 kk + 1 interleaved. A's rows are read in place. Each thread takes blocks of
-// kBlockRows rows of A (in L2) and runs panels over them, kDepth pair-rows of a panel at a time
-// (32 KiB, in L1 across the block's 16 tiles). Where the packed panels outgrow kPartBytes, or the
-// row blocks are too few to keep the threads evenly busy, the panels are split into parts, taken
-// part by part: a part stays in L3 while every row block passes over it (at the head's 1024 x
-// 8192 x 512, each row block streaming all 16 MiB of panels from memory ran 19 % slower). Built
-// with -mavx512*; called only after a CPUID check.
+// kk of panel p holds the pairs (B^T(2 kk, j), B^T(2 kk + 1, j)) for j = 32 p .. 32 p + 31; the
+// tile masks a partial panel's loads past n). From B (n, k) that is a transpose of 64-bit words
+// (simd_avx2.h's); from B (k, n), rows 2 kk and 2 kk + 1 interleaved. A's rows are read in
+// place. Each thread takes blocks of kBlockRows rows of A (in L2) and runs panels over them,
+// kDepth pair-rows of a panel at a time (32 KiB, in L1 across the block's 16 tiles). Where the packed panels outgrow kPartBytes, or the row blocks are
+// too few to keep the threads evenly busy, the panels are split into parts, taken part by part:
+// a part stays in L3 while every row block passes over it (at the head's 1024 x 8192 x 512, each
+// row block streaming all 16 MiB of panels from memory ran 19 % slower). Built with -mavx512*;
+// called only after a CPUID check.
 #include <immintrin.h>
 #include <omp.h>
 
@@ -45,8 +45,9 @@ void pack_panel_nt(float* dst, const float* b, int64_t n, int64_t k, int64_t p) 
                   k2);
 }
 
-// Panel p of B (k rows of n) into dst: pair-row kk interleaves rows 2 kk and 2 kk + 1 (zeros
-// past n).
+// Panel p of B (k rows of n) into dst: pair-row kk interleaves rows 2 kk and 2 kk + 1. Panel by
+// panel, so that each thread writes its panels front to back (store_f32_pair_row writes a
+// pair-row of every panel, panel_floats apart: a power of two at the Newton-Schulz squares).
 void pack_panel_nn(float* dst, const float* b, int64_t n, int64_t k, int64_t p) {
   const int64_t j0 = kPanel * p;
   const __mmask16 m0 = lanes16(n - j0), m1 = lanes16(n - j0 - 16);

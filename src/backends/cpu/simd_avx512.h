@@ -148,6 +148,7 @@ inline void store_masked_ps(float* p, __mmask16 m, __m512 v) {
   if (m == __mmask16(0xffff)) _mm512_storeu_ps(p, v);
   else _mm512_mask_storeu_ps(p, m, v);
 }
+
 inline __m512i load_masked_epi32(__mmask16 m, const void* p) {
   return m == __mmask16(0xffff) ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi32(m, p);
 }
@@ -164,6 +165,17 @@ inline __m256i load_masked_epi16x16(__mmask16 m, const void* p) {  // 16 bf16
 inline void store_masked_epi16x16(void* p, __mmask16 m, __m256i v) {
   if (m == __mmask16(0xffff)) _mm256_storeu_si256(static_cast<__m256i*>(p), v);
   else _mm256_mask_storeu_epi16(p, m, v);
+}
+
+// Two rows of n floats as one pair-row of the fp32 pair tile's 32-column panels, panel p's 32
+// pairs at dst + p panel_stride (B's rows 2 kk and 2 kk + 1 for pair-row kk). Past n, the last
+// panel holds zeros to the next 16 columns and is left as it was beyond: the tile masks a
+// partial panel's loads.
+inline void store_f32_pair_row(float* dst, int64_t panel_stride, const float* r0, const float* r1, int64_t n) {
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = lanes16(n - j);
+    store_f32_pairs(dst + (j / 32) * panel_stride + 2 * (j % 32), load_masked_ps(m, r0 + j), load_masked_ps(m, r1 + j));
+  }
 }
 
 // The AVX-512-BF16 register tile's reduction, shared by gemm_vnni_bf16_avx512 (the attention's

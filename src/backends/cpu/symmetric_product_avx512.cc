@@ -33,12 +33,8 @@ bool symmetric_product_f32_avx512(float* c, const float* a, const float* b, int6
 #pragma omp parallel
   {
 #pragma omp for schedule(static)
-    for (int64_t kk = 0; kk < k2; ++kk) {  // B's rows 2 kk and 2 kk + 1 into pair-row kk of every panel
-      const float *r0 = b + 2 * kk * m, *r1 = r0 + m;
-      for (int64_t j = 0; j < m; j += 16)
-        store_f32_pairs(bp + (j / kPanel) * k2 * kPairRow + kk * kPairRow + 2 * (j % kPanel), _mm512_loadu_ps(r0 + j),
-                    _mm512_loadu_ps(r1 + j));
-    }
+    for (int64_t kk = 0; kk < k2; ++kk)  // B's rows 2 kk and 2 kk + 1: pair-row kk of every panel
+      store_f32_pair_row(bp + kk * kPairRow, k2 * kPairRow, b + 2 * kk * m, b + (2 * kk + 1) * m, m);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t q = 0; q < panels; ++q) {
       const int64_t p = panels - 1 - q;  // longest first
