@@ -14,6 +14,45 @@ namespace nt::cpu {
 
 namespace {
 
+// Pass 1 of a row where cap <= kXentShiftByCapMax, kBlock vectors at a time: u = tanh(l / cap)
+// into urow, exp(cap u - cap) into e, the exps summed into acc. Each step runs across the block's
+// vectors (tanh16_n), so that the core overlaps their chains of dependent operations (tanh's, then
+// the exp's): the whole cross-entropy of 1024 x 8192 logits with the bf16 gradient, 2 threads on
+// Zen 5, took 2.1-2.2 ms against 3.3-3.4 a vector at a time (blocks of 4 vectors 2.5-2.6, of 16
+// 2.3). avail: the logits from l on (the next rows' lines are fetched too). Returns the elements
+// done.
+constexpr int kBlock = 8;
+int64_t small_cap_pass1(const float* l, float* urow, float* e, int64_t V, int64_t avail, __m512 vinv, __m512 vcap,
+                        __m512& acc) {
+  __m512 sum[kBlock];
+#pragma GCC unroll 8
+  for (int q = 0; q < kBlock; ++q) sum[q] = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 * kBlock <= V; i += 16 * kBlock) {
+    // Each line of logits fetched kXentPrefetchFloats ahead (cpu_ops.h says why).
+    if (i + 16 * kBlock + kXentPrefetchFloats <= avail)
+      for (int q = 0; q < kBlock; ++q)
+        _mm_prefetch(reinterpret_cast<const char*>(l + i + 16 * q + kXentPrefetchFloats), _MM_HINT_T0);
+    __m512 u[kBlock], ez[kBlock];
+#pragma GCC unroll 8
+    for (int q = 0; q < kBlock; ++q) u[q] = _mm512_mul_ps(_mm512_loadu_ps(l + i + 16 * q), vinv);
+    tanh16_n(u);
+#pragma GCC unroll 8
+    for (int q = 0; q < kBlock; ++q) {
+      _mm512_storeu_ps(urow + i + 16 * q, u[q]);
+      ez[q] = exp16_in_range(_mm512_fmsub_ps(vcap, u[q], vcap));
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < kBlock; ++q) {
+      _mm512_storeu_ps(e + i + 16 * q, ez[q]);
+      sum[q] = _mm512_add_ps(sum[q], ez[q]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int q = 0; q < kBlock; ++q) acc = _mm512_add_ps(acc, sum[q]);
+  return i;
+}
+
 // kSmallCap: cap <= kXentShiftByCapMax, so that the softmax's exp(z - cap) is in the exp's range
 // (no clamp, no max pass).
 template <bool kSmallCap>
@@ -46,8 +85,10 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
       // kXentShiftByCapMax the terms are shifted by the row's max z instead, in a pass of their
       // own.
       __m512 acc = _mm512_setzero_ps(), umax = _mm512_set1_ps(-1.0f);
+      int64_t i0 = 0;  // where the vector-at-a-time loop below starts
+      if constexpr (kSmallCap) i0 = small_cap_pass1(l, urow, e, V, (rows - r) * V, vinv, vcap, acc);
       // Each line of logits fetched kXentPrefetchFloats ahead (cpu_ops.h says why).
-      for (int64_t i = 0; i < V; i += 16) {
+      for (int64_t i = i0; i < V; i += 16) {
         const __mmask16 m = lanes16(V - i);
         if (r * V + i + kXentPrefetchFloats < rows * V)
           _mm_prefetch(reinterpret_cast<const char*>(l + i + kXentPrefetchFloats), _MM_HINT_T0);
