@@ -15,6 +15,39 @@ namespace nt::cpu {
 
 namespace {
 
+// Pass 1 of a row where cap <= kXentShiftByCapMax, kBlock vectors at a time: z = cap tanh(l /
+// cap) into l, exp(z - cap) summed into acc, each step across the block's vectors (tanh8_n: the
+// chains overlap, as in xent_avx512.cc). avail: the logits from l on (the next rows' lines are
+// fetched too). Returns the elements done.
+constexpr int kBlock = 8;
+int64_t small_cap_pass1(float* l, int64_t V, int64_t avail, __m256 vinv, __m256 vcap, __m256& acc) {
+  __m256 sum[kBlock];
+#pragma GCC unroll 8
+  for (int q = 0; q < kBlock; ++q) sum[q] = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 * kBlock <= V; i += 8 * kBlock) {
+    // Each line of logits fetched kXentPrefetchFloats ahead (cpu_ops.h says why).
+    if (i + 8 * kBlock + kXentPrefetchFloats <= avail)
+      for (int q = 0; q < kBlock; q += 2)
+        _mm_prefetch(reinterpret_cast<const char*>(l + i + 8 * q + kXentPrefetchFloats), _MM_HINT_T0);
+    __m256 z[kBlock];
+#pragma GCC unroll 8
+    for (int q = 0; q < kBlock; ++q) z[q] = _mm256_mul_ps(_mm256_loadu_ps(l + i + 8 * q), vinv);
+    tanh8_n(z);
+#pragma GCC unroll 8
+    for (int q = 0; q < kBlock; ++q) {
+      z[q] = _mm256_mul_ps(vcap, z[q]);
+      _mm256_storeu_ps(l + i + 8 * q, z[q]);
+      z[q] = exp8(_mm256_sub_ps(z[q], vcap));
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < kBlock; ++q) sum[q] = _mm256_add_ps(sum[q], z[q]);
+  }
+#pragma GCC unroll 8
+  for (int q = 0; q < kBlock; ++q) acc = _mm256_add_ps(acc, sum[q]);
+  return i;
+}
+
 // dlog == nullptr: the gradient overwrites logits (fp32); else it goes to dlog as bf16 and
 // logits is left holding the capped logits z.
 void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap, float grad_scale,
@@ -42,7 +75,7 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
       // Each line of logits fetched kXentPrefetchFloats ahead (cpu_ops.h says why).
       const bool small_cap = cap <= kXentShiftByCapMax;
       __m256 acc = _mm256_setzero_ps(), zmax = _mm256_set1_ps(-cap);
-      int64_t i = 0;
+      int64_t i = small_cap ? small_cap_pass1(l, V, (rows - r) * V, vinv, vcap, acc) : 0;
       for (; i + 8 <= V; i += 8) {
         if ((i & 15) == 0 && r * V + i + kXentPrefetchFloats < rows * V)
           _mm_prefetch(reinterpret_cast<const char*>(l + i + kXentPrefetchFloats), _MM_HINT_T0);
