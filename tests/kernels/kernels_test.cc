@@ -299,7 +299,8 @@ TEST(KernelParity, Attention) {
   // T 900 at D 128 or 72: the tiled backward takes its keys in several spans (key_span).
   std::vector<Shape> shapes = {{1, 1, 1, 1, 2},  {2, 7, 3, 1, 24},   {1, 33, 4, 2, 17 + 1}, {2, 70, 2, 2, 64},
                                {1, 150, 4, 2, 32}, {1, 129, 2, 1, 64}, {1, 20, 2, 2, 7},    {1, 900, 2, 1, 128},
-                               {1, 700, 2, 2, 72},  {1, 1100, 1, 1, 72}};  // past T 1024: 64-row query blocks
+                               {1, 700, 2, 2, 72},  {1, 1100, 1, 1, 72},  // past T 1024: 64-row query blocks
+                               {3, 600, 1, 1, 112}};  // three tasks whose rows are not fetched ahead (over 512 KiB)
   for (auto [b, t, h, kvh, d] : env_shapes<5>("NT_TEST_ATTENTION_SHAPES")) shapes.push_back({b, t, h, kvh, d});
   for (const Impl& impl : impls)
     for (Shape s : shapes) {
@@ -1015,7 +1016,8 @@ TEST(KernelParity, AttentionBf16) {
     impls.push_back({"avx512bf16", cpu::attention_tiled_bf16_avx512.fwd, cpu::attention_tiled_bf16_avx512.bwd});
   std::vector<Shape> shapes = {{1, 1, 1, 1, 2},    {2, 7, 3, 1, 24},   {1, 33, 4, 2, 18}, {2, 70, 2, 2, 64},
                                {1, 150, 4, 2, 32}, {1, 129, 2, 1, 64}, {1, 20, 2, 2, 7},  {2, 40, 4, 2, 128},
-                               {1, 35, 2, 2, 48},  {1, 900, 2, 1, 128}, {1, 1100, 1, 1, 72}};  // several key spans; 64-row blocks
+                               {1, 35, 2, 2, 48},  {1, 900, 2, 1, 128}, {1, 1100, 1, 1, 72},  // several key spans; 64-row blocks
+                               {3, 600, 1, 1, 112}};  // three tasks whose rows are not fetched ahead (over 512 KiB)
   for (auto [b, t, h, kvh, d] : env_shapes<5>("NT_TEST_ATTENTION_SHAPES")) shapes.push_back({b, t, h, kvh, d});
   for (const Impl& impl : impls)
     for (Shape s : shapes) {
