@@ -72,9 +72,9 @@ inline __m256 exp8(__m256 x) {
   return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
-// tanh(x) = 1 - 2 / (e^{2x} + 1); |x| is clamped to 9, where tanh is 1 to float precision.
-// tanh of N vectors in place, each step taken across all N before the next, so that the core
-// overlaps their chains of dependent operations (simd_avx512.h's tanh16_n says how much).
+// tanh of N vectors in place: tanh(x) = 1 - 2 / (e^{2x} + 1), |x| clamped to 9, where tanh is 1
+// to float precision. Each step is taken across all N before the next, so that the core overlaps
+// their chains of dependent operations (simd_avx512.h's tanh16_n says how much).
 template <int N>
 inline void tanh8_n(__m256 (&x)[N]) {
   __m256 e[N];
