@@ -89,12 +89,18 @@ T* grab(Slot slot, int64_t n) {
   return static_cast<T*>(thread_scratch(slot, size_t(n) * sizeof(T)));
 }
 
-// The rows these kernels read are short (D floats) and strided (H D apart): the hardware
-// prefetchers do not follow, and every row would wait on memory. Fetch kAhead rows ahead.
+// rows rows of D floats, stride apart, fetched into the cache ahead of their use. The rows these
+// kernels read are short (D floats) and strided (H D apart): the hardware prefetchers do not
+// follow, and every row would wait on memory.
+inline void prefetch_rows(const float* x, int64_t stride, int64_t rows, int64_t D) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t e = 0; e < D; e += 16) _mm_prefetch(reinterpret_cast<const char*>(x + r * stride + e), _MM_HINT_T0);
+}
+
+// Within a loop over rows: row r of rows, fetched kAhead rows ahead of its use.
 constexpr int64_t kAhead = 8;
 inline void prefetch_row(const float* x, int64_t stride, int64_t r, int64_t rows, int64_t D) {
-  if (r < rows)
-    for (int64_t e = 0; e < D; e += 16) _mm_prefetch(reinterpret_cast<const char*>(x + r * stride + e), _MM_HINT_T0);
+  if (r < rows) prefetch_rows(x + r * stride, stride, 1, D);
 }
 
 // Both passes fetch the rows their next task reads while this one's products run, where those
@@ -102,12 +108,6 @@ inline void prefetch_row(const float* x, int64_t stride, int64_t r, int64_t rows
 // took 7 % and the backward 6 % less time; at T 2048 (1 MiB of K and V a task, 2.5 MiB of a
 // head's rows in the backward) they would push the task's own working set out of L2.
 constexpr int64_t kPrefetchBytes = 512 << 10;
-
-// rows rows of D floats, stride apart, fetched into the cache ahead of their use.
-inline void prefetch_rows(const float* x, int64_t stride, int64_t rows, int64_t D) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t e = 0; e < D; e += 16) _mm_prefetch(reinterpret_cast<const char*>(x + r * stride + e), _MM_HINT_T0);
-}
 
 // Tasks handed out one at a time, as schedule(dynamic, 1) would. Where the passes fetch the next
 // task's rows, each thread claims its next task as it starts one, so that it knows it; elsewhere

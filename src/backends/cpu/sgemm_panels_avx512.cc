@@ -11,11 +11,11 @@
 // tile masks a partial panel's loads past n). From B (n, k) that is a transpose of 64-bit words
 // (simd_avx2.h's); from B (k, n), rows 2 kk and 2 kk + 1 interleaved. A's rows are read in
 // place. Each thread takes blocks of kBlockRows rows of A (in L2) and runs panels over them,
-// kDepth pair-rows of a panel at a time (32 KiB, in L1 across the block's 16 tiles). Where the packed panels outgrow kPartBytes, or the row blocks are
-// too few to keep the threads evenly busy, the panels are split into parts, taken part by part:
-// a part stays in L3 while every row block passes over it (at the head's 1024 x 8192 x 512, each
-// row block streaming all 16 MiB of panels from memory ran 19 % slower). Built with -mavx512*;
-// called only after a CPUID check.
+// kDepth pair-rows of a panel at a time (32 KiB, in L1 across the block's 16 tiles). Where the
+// packed panels outgrow kPartBytes, or the row blocks are too few to keep the threads evenly
+// busy, the panels are split into parts, taken part by part: a part stays in L3 while every row
+// block passes over it (at the head's 1024 x 8192 x 512, each row block streaming all 16 MiB of
+// panels from memory ran 19 % slower). Built with -mavx512*; called only after a CPUID check.
 #include <immintrin.h>
 #include <omp.h>
 
@@ -69,7 +69,8 @@ template <Form F>
 bool sgemm_panels(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add) {
   if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
   const int64_t panels = (n + kPanel - 1) / kPanel, k2 = k / 2, panel_floats = k2 * kPairRow;
-  float* const packed = static_cast<float*>(thread_scratch(kScratchSgemmB, size_t(panels * panel_floats) * sizeof(float)));
+  float* const packed =
+      static_cast<float*>(thread_scratch(kScratchSgemmB, size_t(panels * panel_floats) * sizeof(float)));
   // Units of work: a row block against a part of the panels, part-major (thread t's units are
   // contiguous under the static schedule, so it works through whole parts).
   const int64_t threads = omp_get_max_threads(), blocks = (m + kBlockRows - 1) / kBlockRows;
