@@ -198,7 +198,7 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
     }
     Operand h{act_.data(), nullptr};
     // Where the backend has it, the activation comes out of the up product itself.
-    const bool relu2_in_up = precision_ == Precision::kBf16 && !fused_relu2() && k_.matmul_bf16_out_relu2;
+    const bool relu2_in_up = this->relu2_in_up();
     {
       profile::Zone z(profile::kMlpUp);
       const Operand ln2 = saved(a.ln2, a.ln2_h);
@@ -211,7 +211,7 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
         mm(a.fc.data(), ln2, weight(lw.wfc), N, F, C, false, true, 0.0f);
       }
     }
-    if (!fused_relu2() && !relu2_in_up) {
+    if (!relu2_in_down_fwd() && !relu2_in_up) {
       profile::Zone z(profile::kRelu2);
       if (precision_ == Precision::kBf16) {
         k_.relu2_fwd_bf16(h1_.data(), a.fc_h.data(), N * F);
@@ -222,7 +222,7 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
     }
     {
       profile::Zone z(profile::kMlpDown);
-      if (fused_relu2())  // relu2(fc) read as fc is packed
+      if (relu2_in_down_fwd())  // relu2(fc) read as fc is packed
         k_.matmul_bf16_relu2(x_.data(), a.fc_h.data(), weight(lw.wproj).h, N, C, F, false, true, 1.0f, true);
       else mm(x_.data(), h, weight(lw.wproj), N, C, F, false, true, 1.0f);
     }

@@ -32,7 +32,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     const LayerTensors& lg = g.layers[size_t(l)];
     // MLP, reverse of: fc = ln2 Wfc^T; act = relu2(fc); x += act Wproj^T.
     Operand h{act_.data(), nullptr};  // relu2(fc), recomputed rather than stored
-    if (!fused_relu2()) {
+    if (!relu2_in_wgrad()) {
       Zone z(profile::kRelu2);
       if (precision_ == Precision::kBf16) {
         k_.relu2_fwd_bf16(h1_.data(), a.fc_h.data(), N * F);
@@ -44,7 +44,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     {
       Zone z(profile::kMlpDown);
       const Operand dx = saved(dx_, h0_);  // the norm's backward made its copy
-      if (fused_relu2()) k_.matmul_bf16_relu2(lg.wproj, dx.h, a.fc_h.data(), C, F, N, true, false, beta_w, false);
+      if (relu2_in_wgrad()) k_.matmul_bf16_relu2(lg.wproj, dx.h, a.fc_h.data(), C, F, N, true, false, beta_w, false);
       else mm(lg.wproj, dx, h, C, F, N, true, false, beta_w);
       if (relu2_in_down) {  // the activation's gradient out of the product itself
         k_.matmul_bf16_out_relu2_bwd(h1_.data(), a.fc_h.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);

@@ -649,8 +649,9 @@ TEST(KernelParity, MatmulBf16OurF32GemmPaths) {
 // one to the next), a row tail inside the last group of 32 rows and a column tail, C += and C =,
 // a misaligned C, k shorter than a pair-row slice per tile, one group per thread. C wider than
 // tall (C^T into scratch, then transposed into C): the same, plus a thread whose rows of C^T end
-// inside a 16 x 16 block of the transpose, and C's rows inside one. What it declines (k odd): C
-// left untouched.
+// inside a 16 x 16 block of the transpose, and C's rows inside one. With B read through the MLP's
+// activation (relu2_b: packed from the pre-activation), bit for bit the product on the
+// activation written out by relu2_fwd_bf16. What it declines (k odd): C left untouched.
 TEST(KernelParity, MatmulBf16OurAtGemm) {
   if (!cpu_features().avx512bf16) GTEST_SKIP() << "no AVX-512-BF16 on this CPU";
   struct Case { int64_t m, n, k; bool add; int64_t c_offset; };
@@ -672,6 +673,12 @@ TEST(KernelParity, MatmulBf16OurAtGemm) {
       EXPECT_EQ(c[0], 7.0f) << what << ": wrote before C";
     }
     EXPECT_EQ(c[c.size() - 1], 7.0f) << what << ": wrote past C";
+    Buffer<uint16_t> act(b.size());
+    ref::relu2_fwd_bf16(act.data(), b.data(), int64_t(act.size()));
+    std::vector<float> fused(size_t(cs.m * cs.n), 7.0f), composed = fused;
+    ASSERT_TRUE(cpu::gemm_at_f32_avx512(fused.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.add, true)) << what;
+    ASSERT_TRUE(cpu::gemm_at_f32_avx512(composed.data(), a.data(), act.data(), cs.m, cs.n, cs.k, cs.add)) << what;
+    EXPECT_EQ(fused, composed) << what << " relu2(B)";
   }
   std::vector<uint16_t> a(96 * 64, 0x3f80);
   std::vector<float> c(96 * 64, 3.0f);
@@ -815,7 +822,8 @@ TEST(KernelParity, MatmulBf16PackedB) {
 // The product with the MLP's activation applied to one operand as it is read: against double on
 // the activation written out (relu2_fwd_bf16's values), every transpose, either operand, shapes
 // that compose (small) and that our AMX GEMM takes (m >= 1024; A^T B over 4096 and more); those
-// also exactly equal to the AMX GEMM on the written-out activation.
+// also exactly equal to the AMX GEMM on the written-out activation, and without AMX the weight
+// gradient's pattern (A^T B, relu2(B), beta 0 or 1) to our A^T B GEMM on it.
 TEST(KernelParity, MatmulBf16Relu2ReadsTheActivation) {
   const KernelTable& k = cpu;
   if (!k.matmul_bf16_relu2) GTEST_SKIP() << "the " << k.name << " backend has no fused matmul_bf16_relu2";
@@ -829,6 +837,7 @@ TEST(KernelParity, MatmulBf16Relu2ReadsTheActivation) {
       }
   cases.push_back({512, 520, 4128, true, false, false, 1.0f, false});  // the MLP's weight gradient
   cases.push_back({512, 520, 4128, true, false, true, 0.0f, false});
+  cases.push_back({520, 96, 4128, true, false, false, 0.0f, false});  // (C taller than wide)
   for (const Case& cs : cases) {
     const std::string what = gemm_shape(cs.m, cs.n, cs.k) + " ta " + std::to_string(cs.ta) + " tb " +
                              std::to_string(cs.tb) + (cs.relu2_a ? " relu2(A)" : " relu2(B)");
@@ -849,6 +858,12 @@ TEST(KernelParity, MatmulBf16Relu2ReadsTheActivation) {
       std::vector<float> amx = c0;
       ASSERT_TRUE(cpu::matmul_bf16_amx(amx.data(), cs.n, false, ea, eb, cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta));
       EXPECT_EQ(got, amx) << what;
+    }
+    if (!cpu_features().amx_bf16 && cpu_features().avx512bf16 && cs.ta && !cs.tb && !cs.relu2_a &&
+        (cs.beta == 0.0f || cs.beta == 1.0f)) {  // our A^T B GEMM on the activation written out
+      std::vector<float> at = c0;
+      ASSERT_TRUE(cpu::gemm_at_f32_avx512(at.data(), ea, eb, cs.m, cs.n, cs.k, cs.beta == 1.0f));
+      EXPECT_EQ(got, at) << what;
     }
   }
 }

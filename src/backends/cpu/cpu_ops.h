@@ -155,9 +155,12 @@ bool gemm_rows_bf16_avx512(uint16_t* c, uint16_t* act, const uint16_t* inp, cons
 bool gemm_rows_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                           bool tb, bool add = false);
 // Our GEMM on the AVX-512-BF16 tile for A transposed (gemm_at_avx512.cc), the weight gradients:
-// C (m, n) = A^T B, or with add C += A^T B; A (k, m) and B (k, n) bf16 rows. Returns false,
-// having done nothing, where k is odd (it reads A's and B's rows in pairs).
-bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool add);
+// C (m, n) = A^T B, or with add C += A^T B; A (k, m) and B (k, n) bf16 rows; with relu2_b, B's
+// values are relu2_fwd_bf16's bf16(relu(x)²) of the x stored (the MLP's activation, applied as
+// B is packed). Returns false, having done nothing, where k is odd (it reads A's and B's rows in
+// pairs).
+bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool add,
+                        bool relu2_b = false);
 // KernelTable::packed_b_bf16_size / pack_b_bf16 / matmul_bf16_packed_b on CPUs with AVX-512-BF16
 // and no AMX (gemm_rows_avx512.cc): op(B) packed once into the panels gemm_rows_f32_avx512 packs
 // per call (k even; for k odd, op(B) as (k, n) rows), the product on them where that GEMM takes
@@ -180,6 +183,11 @@ void matmul_bf16_out_relu2_avx512(uint16_t* c, uint16_t* act, const uint16_t* a,
                                   int64_t n, int64_t k, bool ta, bool tb);
 void matmul_bf16_out_relu2_bwd_avx512(uint16_t* dinp, const uint16_t* inp, const uint16_t* a, const uint16_t* b,
                                       int64_t m, int64_t n, int64_t k, bool ta, bool tb);
+// KernelTable::matmul_bf16_relu2 there: the weight gradient A^T B with B read through the
+// activation on gemm_at_f32_avx512 (the MLP's down product's, from its pre-activation); other
+// patterns composed (relu2_fwd_bf16 into scratch, then matmul_bf16_avx512).
+void matmul_bf16_relu2_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+                              bool tb, float beta, bool relu2_a);
 // KernelTable::newton_schulz_bf16 on AMX tiles (newton_schulz_amx.cc): the plain iteration only.
 bool newton_schulz_bf16_amx(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
                             int64_t n, int steps, bool gram);

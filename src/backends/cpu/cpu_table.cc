@@ -63,6 +63,7 @@ KernelTable make_cpu_table() {
     t.matmul_bf16_packed_b = cpu::matmul_bf16_packed_b_avx512;
     t.matmul_bf16_out_relu2 = cpu::matmul_bf16_out_relu2_avx512;
     t.matmul_bf16_out_relu2_bwd = cpu::matmul_bf16_out_relu2_bwd_avx512;
+    t.matmul_bf16_relu2 = cpu::matmul_bf16_relu2_avx512;
   }
   return t;
 }

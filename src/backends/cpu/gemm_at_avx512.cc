@@ -39,17 +39,21 @@ constexpr int64_t kAhead = 2;               // slices a fetch runs ahead (Next)
 
 // The packers' reading: for each pair-row kk of rows k0 .. k0 + kb (kb even; ld elements apart)
 // and each 32 columns from j of 0 .. cols - 1, emit(kk, j, v0, v1) with the two rows' 32
-// elements there (zeros past cols). Row by row, so that the rows are read front to back (32
-// columns at a time down the rows, they missed the caches line by line).
+// elements there (zeros past cols), or with relu2 their bf16(relu(x)²) (relu2_fwd_bf16's: the
+// MLP's activation read from its pre-activation, so that no pass writes it out first). Row by
+// row, so that the rows are read front to back (32 columns at a time down the rows, they missed
+// the caches line by line).
 template <class Emit>
-void for_row_pairs(const uint16_t* x, int64_t ld, int64_t cols, int64_t k0, int64_t kb, Emit&& emit) {
+void for_row_pairs(const uint16_t* x, int64_t ld, int64_t cols, int64_t k0, int64_t kb, bool relu2, Emit&& emit) {
   static_assert(kGroup == kPanel, "one reading for both packers");
   for (int64_t kk = 0; kk < kb / 2; ++kk) {
     const uint16_t* const r0 = x + (k0 + 2 * kk) * ld;
     const uint16_t* const r1 = r0 + ld;
     for (int64_t j = 0; j < cols; j += kPanel) {
       const __mmask32 msk = lanes32(cols - j);
-      emit(kk, j, load_masked_epi16(msk, r0 + j), load_masked_epi16(msk, r1 + j));
+      const __m512i v0 = load_masked_epi16(msk, r0 + j), v1 = load_masked_epi16(msk, r1 + j);
+      if (relu2) emit(kk, j, relu2_bf16x32(v0), relu2_bf16x32(v1));  // (relu²(0) = 0 past cols)
+      else emit(kk, j, v0, v1);
     }
   }
 }
@@ -58,9 +62,9 @@ void for_row_pairs(const uint16_t* x, int64_t ld, int64_t cols, int64_t k0, int6
 // + g kb 32: four strips of kb / 2 pair-rows, strip s at + s kb 8, its pair-row kk holding the
 // pairs (A(k0 + 2 kk, i), A(k0 + 2 kk + 1, i)) for i = 32 g + 8 s .. 32 g + 8 s + 7 (zeros past
 // cols), 16 elements.
-void pack_a(uint16_t* dst, const uint16_t* a, int64_t ld, int64_t cols, int64_t k0, int64_t kb) {
+void pack_a(uint16_t* dst, const uint16_t* a, int64_t ld, int64_t cols, int64_t k0, int64_t kb, bool relu2) {
   const int64_t strip = kb * kStrip;
-  for_row_pairs(a, ld, cols, k0, kb, [&](int64_t kk, int64_t j, __m512i v0, __m512i v1) {
+  for_row_pairs(a, ld, cols, k0, kb, relu2, [&](int64_t kk, int64_t j, __m512i v0, __m512i v1) {
     const __m512i lo = interleave_bf16_rows(v0, v1, 0), hi = interleave_bf16_rows(v0, v1, 1);
     uint16_t* const d = dst + j * kb + kk * 2 * kStrip;
     _mm256_store_si256(reinterpret_cast<__m256i*>(d), _mm512_castsi512_si256(lo));
@@ -72,8 +76,8 @@ void pack_a(uint16_t* dst, const uint16_t* a, int64_t ld, int64_t cols, int64_t 
 
 // Columns 0 .. cols - 1 of B's rows k0 .. k0 + kb packed in panels of 32 columns, panel p at dst +
 // p kb 32: kb / 2 pair-rows of 32 pairs (zeros past cols).
-void pack_b(uint16_t* dst, const uint16_t* b, int64_t ld, int64_t cols, int64_t k0, int64_t kb) {
-  for_row_pairs(b, ld, cols, k0, kb, [&](int64_t kk, int64_t j, __m512i v0, __m512i v1) {
+void pack_b(uint16_t* dst, const uint16_t* b, int64_t ld, int64_t cols, int64_t k0, int64_t kb, bool relu2) {
+  for_row_pairs(b, ld, cols, k0, kb, relu2, [&](int64_t kk, int64_t j, __m512i v0, __m512i v1) {
     uint16_t* const d = dst + j * kb + kk * 2 * kPanel;
     _mm512_store_si512(d, interleave_bf16_rows(v0, v1, 0));
     _mm512_store_si512(d + kPanel, interleave_bf16_rows(v0, v1, 1));
@@ -138,9 +142,10 @@ struct Next {
 };
 
 // One thread's share: its groups of 32 rows of C, g0 .. g1 - 1, against every panel. C's row i is
-// at c + (i - row0) n (row0: the first row c holds).
+// at c + (i - row0) n (row0: the first row c holds). relu2_a, relu2_b: that operand is read
+// through the MLP's activation (for_row_pairs).
 void run_rows(float* c, int64_t row0, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
-              int64_t kc, int64_t g0, int64_t g1, bool add) {
+              int64_t kc, int64_t g0, int64_t g1, bool add, bool relu2_a, bool relu2_b) {
   const int64_t panels = (n + kPanel - 1) / kPanel;
   uint16_t* const bp =
       static_cast<uint16_t*>(thread_scratch(kScratchAtB, size_t(panels * kc * kPanel) * sizeof(uint16_t)));
@@ -148,7 +153,7 @@ void run_rows(float* c, int64_t row0, const uint16_t* a, const uint16_t* b, int6
   for (int64_t k0 = 0; k0 < k; k0 += kc) {
     const int64_t kb = k - k0 < kc ? k - k0 : kc;
     const bool load = add || k0 > 0;
-    pack_b(bp, b, n, n, k0, kb);
+    pack_b(bp, b, n, n, k0, kb, relu2_b);
     // The next block of B (whole rows) is fetched during the last quarter of this block's groups
     // (earlier, the block's traffic through L2 would evict it before use).
     const int64_t tail = (g1 - g0 + 3) / 4;
@@ -159,7 +164,7 @@ void run_rows(float* c, int64_t row0, const uint16_t* a, const uint16_t* b, int6
     }
     int64_t qb = 0;
     for (int64_t g = g0; g < g1; ++g) {
-      pack_a(ap, a + kGroup * g, m, m - kGroup * g < kGroup ? m - kGroup * g : kGroup, k0, kb);
+      pack_a(ap, a + kGroup * g, m, m - kGroup * g < kGroup ? m - kGroup * g : kGroup, k0, kb, relu2_a);
       const int64_t strips = (m - kGroup * g + kStrip - 1) / kStrip < 4 ? (m - kGroup * g + kStrip - 1) / kStrip : 4;
       const int64_t tiles = strips * panels;
       Next next;  // the next group, or the next block's first
@@ -216,7 +221,8 @@ int64_t block_rows(int64_t n, int64_t k) {
 
 }  // namespace
 
-bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool add) {
+bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool add,
+                        bool relu2_b) {
   if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
   // C wider than tall (c_proj's gradient): C^T = B^T A, taller than wide, by the same product into
   // a thread's scratch (its rows of C^T), then transposed into its columns of C. The transpose
@@ -231,11 +237,11 @@ bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t 
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t g0 = groups * t / nt, g1 = groups * (t + 1) / nt;
     if (g0 < g1 && !wide) {
-      run_rows(c, 0, pa, pb, rows, cols, k, kc, g0, g1, add);
+      run_rows(c, 0, pa, pb, rows, cols, k, kc, g0, g1, add, false, relu2_b);
     } else if (g0 < g1) {
       const int64_t r0 = kGroup * g0, r1 = kGroup * g1 < rows ? kGroup * g1 : rows;
       float* const s = static_cast<float*>(thread_scratch(kScratchAtT, size_t((r1 - r0) * cols) * sizeof(float)));
-      run_rows(s, r0, pa, pb, rows, cols, k, kc, g0, g1, false);
+      run_rows(s, r0, pa, pb, rows, cols, k, kc, g0, g1, false, relu2_b, false);
       store_transposed(c, n, s, m, r0, r1, add);
     }
   }

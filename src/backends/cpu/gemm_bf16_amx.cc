@@ -72,13 +72,7 @@ struct Operand {
 };
 
 // 32 bf16 as the operand's values: relu2_fwd_bf16's bf16(relu(x)²) where the operand says so.
-__m512i values(const Operand& o, __m512i v) {
-  if (!o.relu2) return v;
-  const __m512 zero = _mm512_setzero_ps();
-  const __m512 lo = _mm512_max_ps(widen_bf16x16(_mm512_castsi512_si256(v)), zero);
-  const __m512 hi = _mm512_max_ps(widen_bf16x16(_mm512_extracti64x4_epi64(v, 1)), zero);
-  return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_mul_ps(hi, hi), _mm512_mul_ps(lo, lo)));
-}
+__m512i values(const Operand& o, __m512i v) { return o.relu2 ? relu2_bf16x32(v) : v; }
 
 // X rows [i0 + 16 g, i0 + 16 g + 32) (of the mr from i0) at k-step s of reductions [k0, k0 + kc)
 // into their two tiles of dst, a layout of `steps` k-steps: tile (g, s) at (g steps + s) 512.

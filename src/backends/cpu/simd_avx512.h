@@ -108,6 +108,14 @@ inline __m256i bf16x16(__m512 x) { return reinterpret_cast<__m256i>(_mm512_cvtne
 inline __m512 widen_bf16x16(__m256i h) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
+// 32 bf16 x -> the MLP's activation bf16(relu(x)²), as relu2_fwd_bf16 rounds it: for the GEMMs
+// that apply it to an operand as they pack it.
+inline __m512i relu2_bf16x32(__m512i x) {
+  const __m512 zero = _mm512_setzero_ps();
+  const __m512 lo = _mm512_max_ps(widen_bf16x16(_mm512_castsi512_si256(x)), zero);
+  const __m512 hi = _mm512_max_ps(widen_bf16x16(_mm512_extracti64x4_epi64(x, 1)), zero);
+  return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_mul_ps(hi, hi), _mm512_mul_ps(lo, lo)));
+}
 // Two rows of 16 floats rounded to bf16 and interleaved into 16 pairs (r0[j], r1[j]): a row of
 // an AMX (or AVX-512-BF16) B operand, pairs along k.
 inline __m512i interleave_bf16(__m512 r0, __m512 r1) {
