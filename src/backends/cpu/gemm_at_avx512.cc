@@ -26,6 +26,7 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx512.h"
+#include "profile/profile.h"
 
 namespace nt::cpu {
 
@@ -234,6 +235,7 @@ bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t 
   const int64_t groups = (rows + kGroup - 1) / kGroup, kc = block_rows(cols, k);
 #pragma omp parallel
   {
+    profile::WorkZone work("gemm at");
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t g0 = groups * t / nt, g1 = groups * (t + 1) / nt;
     if (g0 < g1 && !wide) {

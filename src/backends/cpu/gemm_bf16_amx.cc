@@ -29,6 +29,7 @@
 #include "backends/cpu/amx_tiles.h"
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx512.h"
+#include "profile/profile.h"
 
 namespace nt::cpu {
 
@@ -297,6 +298,7 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
       shared_x ? static_cast<uint16_t*>(thread_scratch(kScratchAmxXAll, size_t(x_groups * 16 * kc_max) * 2)) : nullptr;
 #pragma omp parallel
   {
+    profile::WorkZone work("gemm amx");
     uint16_t* xp = static_cast<uint16_t*>(thread_scratch(kScratchAmxX, size_t(block_rows * kc_max) * 2));
     alignas(64) float t[2][32 * 32 * kMaxWide];  // staging: two blocks of 32 rows
     load_full_tile_config();

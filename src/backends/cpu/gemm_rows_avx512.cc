@@ -30,6 +30,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
 #include "backends/cpu/simd_avx512.h"
+#include "profile/profile.h"
 
 namespace nt::cpu {
 
@@ -178,6 +179,7 @@ void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_
   const int64_t units = blocks * parts;
 #pragma omp parallel
   {
+    profile::WorkZone work("gemm rows");
     if (!prepacked) {
 #pragma omp for schedule(static)
       for (int64_t p = 0; p < panels; ++p) pack_panel(scratch + p * panel_elems, b, n, k, tb, p);

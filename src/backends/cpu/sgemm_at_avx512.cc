@@ -22,6 +22,7 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx512.h"
+#include "profile/profile.h"
 
 namespace nt::cpu {
 
@@ -89,6 +90,7 @@ bool sgemm_at_avx512(float* c, const float* a, const float* b, int64_t m, int64_
       static_cast<float*>(thread_scratch(kScratchSgemmAtB, size_t(per_stage * block_floats) * sizeof(float)));
 #pragma omp parallel
   {
+    profile::WorkZone work("sgemm at");
     // The threads' shares of C in whole tiles of rows.
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t i0 = kTileRows * (tiles * t / nt), i1 = std::min(m, kTileRows * (tiles * (t + 1) / nt));

@@ -26,6 +26,7 @@
 #include "backends/cpu/simd_avx2.h"
 #include "backends/cpu/simd_avx512.h"
 #include "kernels/upper_triangle.h"
+#include "profile/profile.h"
 
 namespace nt::cpu {
 
@@ -80,12 +81,13 @@ bool sgemm_panels(float* c, const float* a, const float* b, int64_t m, int64_t n
   const int64_t units = blocks * parts;
 #pragma omp parallel
   {
+    profile::WorkZone work("sgemm panels");
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < panels; ++p) {
       if (F == Form::kNn) pack_panel_nn(packed + p * panel_floats, b, n, k, p);
       else pack_panel_nt(packed + p * panel_floats, b, n, k, p);
     }
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t u = 0; u < units; ++u) {
       const int64_t i0 = (u % blocks) * kBlockRows, part = u / blocks;
       const int64_t block_rows = m - i0 < kBlockRows ? m - i0 : kBlockRows;
