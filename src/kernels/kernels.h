@@ -146,6 +146,11 @@ struct KernelTable {
   // runs relu2_fwd_bf16 into a buffer, then matmul_bf16).
   void (*matmul_bf16_relu2)(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
                             bool trans_a, bool trans_b, float beta, bool relu2_a) = nullptr;
+  // The same in fp32: matmul with one operand read through relu2_fwd's relu(x)², never written
+  // out (the MLP's down product reads fc itself; null: the model runs relu2_fwd into a buffer,
+  // then matmul).
+  void (*matmul_relu2)(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool trans_a,
+                       bool trans_b, float beta, bool relu2_a) = nullptr;
   // matmul_bf16_out, and act = relu2_fwd_bf16(c) as well (the MLP's up product and its
   // activation, written from the product's registers; null: the caller runs relu2_fwd_bf16).
   void (*matmul_bf16_out_relu2)(uint16_t* c, uint16_t* act, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,

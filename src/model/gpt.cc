@@ -222,8 +222,10 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
     }
     {
       profile::Zone z(profile::kMlpDown);
-      if (relu2_in_down_fwd())  // relu2(fc) read as fc is packed
+      if (relu2_in_down_fwd() && precision_ == Precision::kBf16)  // relu2(fc) read as fc is packed
         k_.matmul_bf16_relu2(x_.data(), a.fc_h.data(), weight(lw.wproj).h, N, C, F, false, true, 1.0f, true);
+      else if (relu2_in_down_fwd())
+        k_.matmul_relu2(x_.data(), a.fc.data(), lw.wproj, N, C, F, false, true, 1.0f, true);
       else mm(x_.data(), h, weight(lw.wproj), N, C, F, false, true, 1.0f);
     }
   }

@@ -96,13 +96,15 @@ class Gpt {
   Operand act(Buffer<uint16_t>& slot, const float* x, int64_t n);
   // The operand for a parameter tensor (a pointer into params_): its bf16 copy in wbf_.
   Operand weight(const float* p) const;
-  // Where the MLP's activation relu2(fc) comes from in bf16, by the backend's fused ops. Forward:
+  // Where the MLP's activation relu2(fc) comes from, by the backend's fused ops. Forward: in bf16
   // out of the up product's epilogue (relu2_in_up) where the backend has it, else read straight
-  // from fc by the down product (relu2_in_down_fwd), else relu2_fwd_bf16's own pass. Backward:
-  // the down product's weight gradient reads it straight from fc (relu2_in_wgrad), else it is
-  // recomputed by relu2_fwd_bf16.
+  // from fc by the down product (relu2_in_down_fwd; in fp32 too), else relu2_fwd(_bf16)'s own
+  // pass. Backward (bf16): the down product's weight gradient reads it straight from fc
+  // (relu2_in_wgrad), else it is recomputed.
   bool relu2_in_up() const { return precision_ == Precision::kBf16 && k_.matmul_bf16_out_relu2; }
-  bool relu2_in_down_fwd() const { return precision_ == Precision::kBf16 && !relu2_in_up() && k_.matmul_bf16_relu2; }
+  bool relu2_in_down_fwd() const {
+    return precision_ == Precision::kBf16 ? !relu2_in_up() && k_.matmul_bf16_relu2 : k_.matmul_relu2 != nullptr;
+  }
   bool relu2_in_wgrad() const { return precision_ == Precision::kBf16 && k_.matmul_bf16_relu2; }
   // The operand for a saved activation f and, in bf16, its copy h made in the forward.
   Operand saved(const Buffer<float>& f, const Buffer<uint16_t>& h) const;

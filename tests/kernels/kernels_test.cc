@@ -868,6 +868,50 @@ TEST(KernelParity, MatmulBf16Relu2ReadsTheActivation) {
   }
 }
 
+// The fp32 product with the MLP's activation applied to one operand as it is read (where the
+// backend has it): against double on the activation written out, every transpose, either operand,
+// beta 0, 1 and 0.5, k odd; and bit for bit against our fp32 GEMM on the activation written out
+// where that GEMM takes the product (the down product's pattern, A B^T with k >= n and m >= 2 n:
+// a row tail inside the last row block, several row blocks, C += and C =).
+TEST(KernelParity, MatmulRelu2ReadsTheActivation) {
+  const KernelTable& k = cpu;
+  if (!k.matmul_relu2) GTEST_SKIP() << "the " << k.name << " backend has no fused matmul_relu2";
+  struct Case { int64_t m, n, k; bool ta, tb, relu2_a; float beta; };
+  std::vector<Case> cases;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (bool relu2_a : {false, true}) cases.push_back({37, 19, 45, ta, tb, relu2_a, 0.5f});
+  for (float beta : {0.0f, 1.0f}) {
+    cases.push_back({301, 40, 130, false, true, true, beta});  // the down product's pattern
+    cases.push_back({200, 64, 1024, false, true, true, beta});
+    cases.push_back({301, 40, 131, false, true, true, beta});  // k odd: composed
+  }
+  for (const Case& cs : cases) {
+    const std::string what = gemm_shape(cs.m, cs.n, cs.k) + " ta " + std::to_string(cs.ta) + " tb " +
+                             std::to_string(cs.tb) + (cs.relu2_a ? " relu2(A)" : " relu2(B)") + " beta " +
+                             std::to_string(cs.beta);
+    const auto a = to_f32(randn(cs.m * cs.k, 91)), b = to_f32(randn(cs.k * cs.n, 92));
+    const auto& x = cs.relu2_a ? a : b;
+    std::vector<float> act(x.size());
+    ref::relu2_fwd<float>(act.data(), x.data(), int64_t(act.size()));
+    const float *ea = cs.relu2_a ? act.data() : a.data(), *eb = cs.relu2_a ? b.data() : act.data();
+    const auto c0 = to_f32(randn(cs.m * cs.n, 93));
+    std::vector<float> got = c0;
+    k.matmul_relu2(got.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta, cs.relu2_a);
+    Vec want(c0.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = cs.beta * double(c0[i]);
+    const Vec da = to_f64(ea, size_t(cs.m * cs.k)), db = to_f64(eb, size_t(cs.k * cs.n));
+    ref::matmul<double>(want.data(), da.data(), db.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, 1.0);
+    EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want), 1e-5) << what;
+    if (cpu_features().avx512f && cs.relu2_a && !cs.ta && cs.tb && cs.k % 2 == 0 && cs.beta != 0.5f &&
+        cs.k >= cs.n && cs.m >= 2 * cs.n) {
+      std::vector<float> ours = c0;
+      ASSERT_TRUE(cpu::sgemm_nt_avx512(ours.data(), ea, eb, cs.m, cs.n, cs.k, cs.beta == 1.0f)) << what;
+      EXPECT_EQ(got, ours) << what;
+    }
+  }
+}
+
 // C (m, n) = A B (+ C0 when acc) in double, B packed in pairs along k as the attention tiles read
 // it (bp[kk ldb + 2 j + e] = B(2 kk + e, j)); elements read through get.
 template <class T, class Get>

@@ -25,7 +25,8 @@ constexpr int kScratchAtA = 26, kScratchAtB = 27;  // gemm_at_f32_avx512's packe
 constexpr int kScratchAtT = 28;                    // and its rows of C^T, for C wider than tall
 constexpr int kScratchSgemmB = 29;                 // sgemm_panels_avx512.cc's B panels, for all threads
 constexpr int kScratchSgemmAtA = 30, kScratchSgemmAtB = 31;  // sgemm_at_avx512's packed A rows and B block
-constexpr int kScratchSlots = 32;
+constexpr int kScratchSgemmRelu2A = 32;  // sgemm_nt_avx512's row block of relu2(A), per thread
+constexpr int kScratchSlots = 33;
 void* thread_scratch(int slot, size_t bytes);
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
@@ -200,7 +201,10 @@ bool newton_schulz_bf16_avx512(float* x, bool transposed, float scale, float* g,
 // (sgemm_panels_avx512.cc); and C = or += A^T B, A (k, m) and B (k, n) rows
 // (sgemm_at_avx512.cc). All return false, having done nothing, where k is odd (they read A's
 // elements in pairs).
-bool sgemm_nt_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add);
+// With relu2_a, A's values are relu2_fwd's relu(x)² of the x stored (the MLP's activation, applied
+// as each row block of A is copied for the tiles).
+bool sgemm_nt_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add,
+                     bool relu2_a = false);
 bool sgemm_nn_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add);
 bool gram_f32_avx512(float* c, const float* a, int64_t m, int64_t k);
 bool sgemm_at_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add);
@@ -208,6 +212,11 @@ bool sgemm_at_avx512(float* c, const float* a, const float* b, int64_t m, int64_
 // gain, else matmul.
 void matmul_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
                    float beta);
+// KernelTable::matmul_relu2 there: the MLP's down product reading relu2(fc) on sgemm_nt_avx512
+// where matmul_avx512 takes that product there; other patterns composed (relu2_fwd into
+// scratch, then matmul_avx512).
+void matmul_relu2_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                         float beta, bool relu2_a);
 // KernelTable::symmetric_product_f32 on the AVX-512 fp32 pair tile (symmetric_product_avx512.cc).
 bool symmetric_product_f32_avx512(float* c, const float* a, const float* b, int64_t m);
 // One row's to_bf16 on the calling thread (for ops that convert rows inside their own threads).

@@ -52,7 +52,7 @@ KernelTable make_cpu_table() {
       att_bf16.bwd,
   };
   t.bf16_matrix_tiles = amx;
-  if (avx512) t.symmetric_product_f32 = cpu::symmetric_product_f32_avx512;
+  if (avx512) t.symmetric_product_f32 = cpu::symmetric_product_f32_avx512, t.matmul_relu2 = cpu::matmul_relu2_avx512;
   if (amx) {
     t.newton_schulz_bf16 = cpu::newton_schulz_bf16_amx, t.matmul_bf16_relu2 = cpu::matmul_bf16_relu2_tiles;
     t.packed_b_bf16_size = cpu::amx_packed_b_size, t.pack_b_bf16 = cpu::amx_pack_b;

@@ -71,6 +71,11 @@ void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int6
   sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, a, lda, b, ldb, beta, c, n);
 }
 
+namespace {
+// Where matmul_avx512 takes C = A B^T (beta 0 or 1) to sgemm_nt_avx512.
+bool ours_nt(int64_t m, int64_t n, int64_t k) { return k >= n && m >= 2 * n; }
+}  // namespace
+
 void matmul_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
                    float beta) {
   const bool set_or_add = beta == 0.0f || beta == 1.0f, add = beta == 1.0f;
@@ -79,10 +84,24 @@ void matmul_avx512(float* c, const float* a, const float* b, int64_t m, int64_t 
     if (is_gram(a, b, ta, tb, m, n, k, beta) && gram_f32_avx512(c, a, m, k)) return;
     if (!ta && !tb && m == k && n >= m && set_or_add && sgemm_nn_avx512(c, a, b, m, n, k, add)) return;
   }
-  if (!ta && tb && k >= n && m >= 2 * n && set_or_add && sgemm_nt_avx512(c, a, b, m, n, k, add)) return;
+  if (!ta && tb && ours_nt(m, n, k) && set_or_add && sgemm_nt_avx512(c, a, b, m, n, k, add)) return;
   if (!ta && !tb && k >= n && m >= 8 * n && n >= 512 && set_or_add && sgemm_nn_avx512(c, a, b, m, n, k, add)) return;
   if (ta && !tb && m >= 2 * n && n >= 512 && set_or_add && sgemm_at_avx512(c, a, b, m, n, k, add)) return;
   matmul(c, a, b, m, n, k, ta, tb, beta);
+}
+
+// The MLP's down product in fp32, x += relu2(fc) Wproj^T, is one sgemm_nt_avx512 takes: it reads
+// relu2(fc) as it copies fc's row blocks, instead of relu2_fwd's pass writing it out first (at
+// depth 8, 67 MB written and read again a layer).
+void matmul_relu2_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                         float beta, bool relu2_a) {
+  if (relu2_a && !ta && tb && (beta == 0.0f || beta == 1.0f) && ours_nt(m, n, k) &&
+      sgemm_nt_avx512(c, a, b, m, n, k, beta == 1.0f, true))
+    return;
+  const int64_t count = relu2_a ? m * k : k * n;
+  float* act = static_cast<float*>(thread_scratch(kScratchRelu2, size_t(count) * sizeof(float)));
+  relu2_fwd(act, relu2_a ? a : b, count);
+  matmul_avx512(c, relu2_a ? act : a, relu2_a ? b : act, m, n, k, ta, tb, beta);
 }
 
 }  // namespace nt::cpu
