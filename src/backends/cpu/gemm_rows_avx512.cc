@@ -304,7 +304,8 @@ void matmul_bf16_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t 
 
 void matmul_bf16_relu2_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                               bool tb, float beta, bool relu2_a) {
-  if (ta && !tb && !relu2_a && (beta == 0.0f || beta == 1.0f) && gemm_at_f32_avx512(c, a, b, m, n, k, beta == 1.0f, true))
+  if (ta && !tb && !relu2_a && (beta == 0.0f || beta == 1.0f) &&
+      gemm_at_f32_avx512(c, a, b, m, n, k, beta == 1.0f, true))
     return;
   const int64_t count = relu2_a ? m * k : k * n;
   uint16_t* act = static_cast<uint16_t*>(thread_scratch(kScratchRelu2, size_t(count) * sizeof(uint16_t)));

@@ -66,8 +66,8 @@ enum class Form {
   kUpper,  // C's upper triangle (and some tiles below it) of A A^T, b == a: the Gram product
 };
 
-// rows x k floats of A from src into dst through the MLP's activation, relu(x)² as relu2_fwd
-// computes it (max with +0, so NaN and -0 become +0; then the square).
+// count floats from src into dst through the MLP's activation, relu(x)² as relu2_fwd computes it
+// (max with +0, so NaN and -0 become +0; then the square).
 void relu2_rows(float* dst, const float* src, int64_t count) {
   const __m512 zero = _mm512_setzero_ps();
   int64_t i = 0;
