@@ -15,7 +15,7 @@ namespace nt::cpu {
 // kScratchSlots), grown to at least `bytes` (thread_scratch.cc).
 constexpr int kScratchXent = 19;  // attention_tiled.h's slots come first
 constexpr int kScratchAmxX = 20, kScratchAmxY = 21;
-// matmul_bf16_relu2_tiles's activation and matmul_bf16_out_relu2_bwd_avx512's product, where
+// relu2_then_matmul's activation (below) and matmul_bf16_out_relu2_bwd_avx512's product, where
 // they compose
 constexpr int kScratchRelu2 = 22;
 constexpr int kScratchAmxXAll = 23;  // matmul_bf16_amx's X packed whole for all threads
@@ -28,6 +28,23 @@ constexpr int kScratchSgemmAtA = 30, kScratchSgemmAtB = 31;  // sgemm_at_avx512'
 constexpr int kScratchSgemmRelu2A = 32;  // sgemm_nt_avx512's row block of relu2(A), per thread
 constexpr int kScratchSlots = 33;
 void* thread_scratch(int slot, size_t bytes);
+
+// The fused-activation products (matmul_bf16_relu2, matmul_relu2) where our GEMMs do not take
+// the shape: the operand relu2_a names goes through relu2 (the backend's activation pass, the
+// same values) into the calling thread's kScratchRelu2 buffer, then the plain product. Internal
+// linkage, as in simd_avx2.h: the callers' translation units are built for different
+// instruction sets.
+namespace {
+template <class T>
+void relu2_then_matmul(float* c, const T* a, const T* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta,
+                       bool relu2_a, void (*relu2)(T*, const T*, int64_t),
+                       void (*matmul)(float*, const T*, const T*, int64_t, int64_t, int64_t, bool, bool, float)) {
+  const int64_t count = relu2_a ? m * k : k * n;
+  T* act = static_cast<T*>(thread_scratch(kScratchRelu2, size_t(count) * sizeof(T)));
+  relu2(act, relu2_a ? a : b, count);
+  matmul(c, relu2_a ? act : a, relu2_a ? b : act, m, n, k, ta, tb, beta);
+}
+}  // namespace
 
 void matmul(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
 // The same product through oneDNN's cached matmul primitive (matmul_onednn.cc), C with row stride

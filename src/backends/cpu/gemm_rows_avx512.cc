@@ -307,10 +307,7 @@ void matmul_bf16_relu2_avx512(float* c, const uint16_t* a, const uint16_t* b, in
   if (ta && !tb && !relu2_a && (beta == 0.0f || beta == 1.0f) &&
       gemm_at_f32_avx512(c, a, b, m, n, k, beta == 1.0f, true))
     return;
-  const int64_t count = relu2_a ? m * k : k * n;
-  uint16_t* act = static_cast<uint16_t*>(thread_scratch(kScratchRelu2, size_t(count) * sizeof(uint16_t)));
-  relu2_fwd_bf16_avx512(act, relu2_a ? a : b, count);
-  matmul_bf16_avx512(c, relu2_a ? act : a, relu2_a ? b : act, m, n, k, ta, tb, beta);
+  relu2_then_matmul<uint16_t>(c, a, b, m, n, k, ta, tb, beta, relu2_a, relu2_fwd_bf16_avx512, matmul_bf16_avx512);
 }
 
 void matmul_bf16_out_avx512(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,

@@ -98,10 +98,7 @@ void matmul_relu2_avx512(float* c, const float* a, const float* b, int64_t m, in
   if (relu2_a && !ta && tb && (beta == 0.0f || beta == 1.0f) && ours_nt(m, n, k) &&
       sgemm_nt_avx512(c, a, b, m, n, k, beta == 1.0f, true))
     return;
-  const int64_t count = relu2_a ? m * k : k * n;
-  float* act = static_cast<float*>(thread_scratch(kScratchRelu2, size_t(count) * sizeof(float)));
-  relu2_fwd(act, relu2_a ? a : b, count);
-  matmul_avx512(c, relu2_a ? act : a, relu2_a ? b : act, m, n, k, ta, tb, beta);
+  relu2_then_matmul<float>(c, a, b, m, n, k, ta, tb, beta, relu2_a, relu2_fwd, matmul_avx512);
 }
 
 }  // namespace nt::cpu

@@ -67,10 +67,7 @@ void matmul_bf16_relu2_tiles(float* c, const uint16_t* a, const uint16_t* b, int
   if (m > 0 && n > 0 && k > 0 && tiles_gain(m, n, k, ta) &&
       matmul_bf16_amx(c, n, false, a, b, m, n, k, ta, tb, beta, relu2_a ? Relu2Operand::kA : Relu2Operand::kB))
     return;
-  const int64_t count = relu2_a ? m * k : k * n;
-  uint16_t* act = static_cast<uint16_t*>(thread_scratch(kScratchRelu2, size_t(count) * sizeof(uint16_t)));
-  relu2_fwd_bf16_avx512(act, relu2_a ? a : b, count);
-  matmul_bf16_tiles(c, relu2_a ? act : a, relu2_a ? b : act, m, n, k, ta, tb, beta);
+  relu2_then_matmul<uint16_t>(c, a, b, m, n, k, ta, tb, beta, relu2_a, relu2_fwd_bf16_avx512, matmul_bf16_tiles);
 }
 
 }  // namespace nt::cpu
