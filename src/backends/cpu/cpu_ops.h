@@ -98,6 +98,9 @@ struct AttentionKernels {
 extern const AttentionKernels attention_tiled_f32_avx512, attention_tiled_bf16_avx512, attention_tiled_bf16_amx,
     attention_tiled_bf16_avx2;
 void relu2_fwd(float* out, const float* inp, int64_t n);
+// relu2_fwd's loop over n floats on the calling thread (for ops that apply it inside their own
+// threads).
+void relu2_row(float* out, const float* inp, int64_t n);
 void relu2_bwd(float* dinp, const float* dout, const float* inp, int64_t n);
 // Both cross-entropy passes fetch each line of logits this many floats (4 KiB) ahead: the
 // logits come from memory (the head's GEMM streams them past the caches), and the hardware

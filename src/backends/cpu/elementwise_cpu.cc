@@ -28,18 +28,21 @@ void chunked(int64_t n, F body) {
 }
 }  // namespace
 
+void relu2_row(float* out, const float* inp, int64_t n) {
+  const __m256 z = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 r = _mm256_max_ps(_mm256_loadu_ps(inp + i), z);
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(r, r));
+  }
+  for (; i < n; ++i) {
+    const float r = inp[i] > 0.0f ? inp[i] : 0.0f;
+    out[i] = r * r;
+  }
+}
+
 void relu2_fwd(float* out, const float* inp, int64_t n) {
-  chunked(n, [=](int64_t i, int64_t end) {
-    const __m256 z = _mm256_setzero_ps();
-    for (; i + 8 <= end; i += 8) {
-      const __m256 r = _mm256_max_ps(_mm256_loadu_ps(inp + i), z);
-      _mm256_storeu_ps(out + i, _mm256_mul_ps(r, r));
-    }
-    for (; i < end; ++i) {
-      const float r = inp[i] > 0.0f ? inp[i] : 0.0f;
-      out[i] = r * r;
-    }
-  });
+  chunked(n, [=](int64_t i, int64_t end) { relu2_row(out + i, inp + i, end - i); });
 }
 
 void relu2_bwd(float* dinp, const float* dout, const float* inp, int64_t n) {

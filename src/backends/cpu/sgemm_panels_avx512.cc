@@ -66,24 +66,10 @@ enum class Form {
   kUpper,  // C's upper triangle (and some tiles below it) of A A^T, b == a: the Gram product
 };
 
-// count floats from src into dst through the MLP's activation, relu(x)² as relu2_fwd computes it
-// (max with +0, so NaN and -0 become +0; then the square).
-void relu2_rows(float* dst, const float* src, int64_t count) {
-  const __m512 zero = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= count; i += 16) {
-    const __m512 r = _mm512_max_ps(_mm512_loadu_ps(src + i), zero);
-    _mm512_storeu_ps(dst + i, _mm512_mul_ps(r, r));
-  }
-  for (; i < count; ++i) {
-    const float r = src[i] > 0.0f ? src[i] : 0.0f;
-    dst[i] = r * r;
-  }
-}
-
 // relu2_a (Form::kNt only): each unit first copies its row block of A through the activation
-// into the thread's scratch (in L2, where the block stays across the unit's panels anyway), and
-// the tiles read that: the activation is never written out, and no pass of its own reads fc.
+// (relu2_row: relu2_fwd's own loop, the same values) into the thread's scratch (in L2, where the
+// block stays across the unit's panels anyway), and the tiles read that: the activation is never
+// written out, and no pass of its own reads fc.
 template <Form F>
 bool sgemm_panels(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add,
                   bool relu2_a = false) {
@@ -104,7 +90,6 @@ bool sgemm_panels(float* c, const float* a, const float* b, int64_t m, int64_t n
     float* const act =
         relu2_a ? static_cast<float*>(thread_scratch(kScratchSgemmRelu2A, size_t(kBlockRows * k) * sizeof(float)))
                 : nullptr;
-    int64_t act_row = -1;  // the row block act holds
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < panels; ++p) {
       if (F == Form::kNn) pack_panel_nn(packed + p * panel_floats, b, n, k, p);
@@ -116,10 +101,7 @@ bool sgemm_panels(float* c, const float* a, const float* b, int64_t m, int64_t n
       const int64_t block_rows = m - i0 < kBlockRows ? m - i0 : kBlockRows;
       const int64_t p0 = panels * part / parts, p1 = panels * (part + 1) / parts;
       const float* ab = a + i0 * k;  // the block's rows of A, as the tiles read them
-      if (act) {
-        if (act_row != i0) relu2_rows(act, ab, block_rows * k), act_row = i0;
-        ab = act;
-      }
+      if (act) relu2_row(act, ab, block_rows * k), ab = act;
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t cols = n - kPanel * p < kPanel ? n - kPanel * p : kPanel;
         // The Gram product: only the rows that reach the panel's columns (the diagonal tile's
