@@ -620,13 +620,16 @@ TEST(KernelParity, MatmulBf16OutWithTheActivation) {
 // Our fp32-output GEMM on the AVX-512-BF16 tile (matmul_bf16 with beta 0 or 1 where the CPU has
 // it, no AMX) on the paths the shapes above do not reach: a C of 8 MiB and more written with
 // streaming stores (aligned), the same C misaligned (plain stores), a row tail and a column tail
-// at that size, and C += with C's lines fetched ahead; against the double product of the same
-// bf16 operands.
+// at that size, and C += with C's lines fetched ahead; a long k summed in blocks (the last one
+// short), with C = and C +=, where the units run along row blocks and along groups of panels
+// (more columns than rows); against the double product of the same bf16 operands.
 TEST(KernelParity, MatmulBf16OurF32GemmPaths) {
   if (!cpu_features().avx512bf16) GTEST_SKIP() << "no AVX-512-BF16 on this CPU";
   struct Case { int64_t m, n, k; bool tb; int64_t c_offset; bool add; };
   for (const Case& cs : {Case{1040, 2048, 64, true, 0, false}, Case{1040, 2048, 64, false, 1, false},
-                         Case{1037, 2056, 34, false, 0, false}, Case{1037, 2056, 34, true, 1, true}}) {
+                         Case{1037, 2056, 34, false, 0, false}, Case{1037, 2056, 34, true, 1, true},
+                         Case{300, 70, 4162, false, 0, false}, Case{40, 1100, 4400, true, 1, true},
+                         Case{72, 2100, 300, true, 0, false}}) {
     const std::string what =
         gemm_shape(cs.m, cs.n, cs.k) + " tb " + std::to_string(cs.tb) + " C offset " + std::to_string(cs.c_offset);
     const Buffer<uint16_t> a = randn_bf16(cs.m * cs.k, 94), b = randn_bf16(cs.k * cs.n, 95);

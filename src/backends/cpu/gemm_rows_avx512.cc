@@ -37,8 +37,10 @@ namespace nt::cpu {
 namespace {
 
 constexpr int64_t kPanel = 32;       // columns of a B panel and of a tile
-constexpr int64_t kBlockRows = 64;   // rows of A a thread runs every panel over (64 KiB at k 512)
+constexpr int64_t kBlockRows = 64;   // rows of A in a unit of work (64 KiB at k 512; Units)
 constexpr int64_t kStreamBytes = 8 << 20;  // an fp32 C this large is written past the caches
+constexpr int64_t kGroupBytes = 256 << 10;  // a group of panels, where units run along them (Units)
+constexpr int64_t kBlockPairs = 1024;       // pair-rows of a k block, where an fp32 C is summed in blocks (run)
 
 // What a tile writes: C rounded to bf16; that and the activation relu2(C) (rounded as
 // relu2_fwd_bf16 does it, from the rounded C); the activation's gradient 2 relu(x) bf16(C) from
@@ -163,7 +165,74 @@ void pack_panel(uint16_t* dst, const uint16_t* b, int64_t n, int64_t k, bool tb,
 // pairs, panel p at p k 32.
 int64_t panels_size(int64_t n, int64_t k) { return (n + kPanel - 1) / kPanel * k * kPanel; }
 
+// How a call's tiles are shared out: units of a row block (kBlockRows rows of A) against a part
+// of the panels. Where A has more rows than op(B) has columns, a thread's units run along A's row
+// blocks, each against every panel (or, where row blocks are too few for the threads, against a
+// part of them): a block's rows stay in L2 across the panels. Where op(B) is the larger (the
+// head's forward, m = 1024 rows of a chunk against V columns), the units run along groups of
+// panels of about kGroupBytes, each against every row block: the group stays in L2 and A, the
+// smaller operand, is read again from L3, where B's panels read again for every row block (32
+// MiB of them at `frontier`) came from memory. 1024 x 32768 x 512: 47.6-48.1 against 54.3-56.5
+// ms; 1024 x 8192 x 512 (depth 8) 11.0-11.7 against 11.9-13.1 (the scratch program's rounds,
+// cold caches).
+struct Units {
+  int64_t blocks, parts, count;
+  bool by_part;  // units ordered part by part (each part against every row block)
+  Units(int64_t m, int64_t n, int64_t panels, int64_t panel_bytes) {
+    blocks = (m + kBlockRows - 1) / kBlockRows;
+    by_part = n > m;
+    parts = (2 * omp_get_max_threads() + blocks - 1) / blocks;  // at least two units a thread
+    if (by_part) {
+      const int64_t group = kGroupBytes / panel_bytes > 1 ? kGroupBytes / panel_bytes : 1;
+      if ((panels + group - 1) / group > parts) parts = (panels + group - 1) / group;
+    }
+    if (parts > panels) parts = panels;
+    count = blocks * parts;
+  }
+  int64_t block(int64_t u) const { return by_part ? u % blocks : u / parts; }
+  int64_t part(int64_t u) const { return by_part ? u / blocks : u % parts; }
+};
+
+// Inside the parallel region, this thread's units over pair-rows kk0 .. kk0 + kb2 of the panels
+// (and the matching columns of A), the epilogue E writing their sum.
+template <Epilogue E>
+void sweep(const Out& out, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n, int64_t k,
+           const Units& units, int64_t kk0, int64_t kb2) {
+  const int64_t panels = (n + kPanel - 1) / kPanel, panel_elems = k * kPanel;
+#pragma omp for schedule(static) nowait
+  for (int64_t u = 0; u < units.count; ++u) {
+    const int64_t i0 = units.block(u) * kBlockRows, part = units.part(u);
+    const int64_t rows = m - i0 < kBlockRows ? m - i0 : kBlockRows;
+    const int64_t p0 = panels * part / units.parts, p1 = panels * (part + 1) / units.parts;
+    for (int64_t p = p0; p < p1; ++p) {
+      // inp's line in each row of panel p + 4, fetched into L2 while this panel's tiles run:
+      // inp comes from memory, its rows n elements apart (4 KiB at depth 8: they share one L1
+      // set, so L2). Without it the relu2 bwd epilogue waited on every line and made the
+      // product 15 % slower than a bf16 C alone; with it 5-7 % (8192 x 2048 x 512: 39.9-40.6
+      // against 37.9 ms; 1 or 2 panels ahead, or into L1: 40.0-45.8).
+      if (out.inp && p + 4 < p1)
+        for (int64_t r = 0; r < rows; ++r)
+          _mm_prefetch(reinterpret_cast<const char*>(out.inp + (i0 + r) * n + kPanel * (p + 4)), _MM_HINT_T1);
+      if (E == Epilogue::kF32Add && p + 4 < p1)  // the same for C's two lines a row (C += 3 % faster
+                                                  // at 8192 x 512 x 2048, 7 % at depth 4's shape)
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* cl = static_cast<const float*>(out.c) + (i0 + r) * n + kPanel * (p + 4);
+          _mm_prefetch(reinterpret_cast<const char*>(cl), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(cl + 16), _MM_HINT_T1);
+        }
+      constexpr bool f32 = E == Epilogue::kF32 || E == Epilogue::kF32Add;
+      tiles<E>(out.at(i0, kPanel * p, f32), a + i0 * k + 2 * kk0, k, packed + p * panel_elems + kk0 * 2 * kPanel, kb2,
+               rows, lanes32(n - kPanel * p));
+    }
+  }
+}
+
 // The GEMM with op(B) packed into panels here, or, with prepacked, already (its B not read).
+// An fp32 C with a long reduction (the head's data gradient, k = V) is summed over blocks of
+// kBlockPairs pair-rows, each block's tiles adding to C: a tile over all of k = 32768 read its 2
+// MiB panel from L3 or memory (1024 x 512 x 32768: 42.6-46.6 against 54.8-60.4 ms; 1024 x 512 x
+// 8192, depth 8, 10.3-11.2 against 10.7-11.3). A thread's units are the same in every block
+// (one static schedule over the same count), so no barrier is needed between blocks.
 template <Epilogue E>
 void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool tb,
          const uint16_t* prepacked = nullptr) {
@@ -172,11 +241,9 @@ void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_
       prepacked ? nullptr
                 : static_cast<uint16_t*>(thread_scratch(kScratchRowsB, size_t(panels_size(n, k)) * sizeof(uint16_t)));
   const uint16_t* const packed = prepacked ? prepacked : scratch;
-  // Units of work: row blocks, and where they are too few for the threads, column parts too.
-  const int64_t threads = omp_get_max_threads(), blocks = (m + kBlockRows - 1) / kBlockRows;
-  int64_t parts = (2 * threads + blocks - 1) / blocks;
-  if (parts > panels) parts = panels;
-  const int64_t units = blocks * parts;
+  const Units units(m, n, panels, panel_elems * int64_t(sizeof(uint16_t)));
+  constexpr bool f32 = E == Epilogue::kF32 || E == Epilogue::kF32Add;
+  const bool blocked = f32 && k2 > 2 * kBlockPairs;
 #pragma omp parallel
   {
     profile::WorkZone work("gemm rows");
@@ -184,33 +251,17 @@ void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_
 #pragma omp for schedule(static)
       for (int64_t p = 0; p < panels; ++p) pack_panel(scratch + p * panel_elems, b, n, k, tb, p);
     }
-#pragma omp for schedule(static) nowait
-    for (int64_t u = 0; u < units; ++u) {
-      const int64_t i0 = (u / parts) * kBlockRows, part = u % parts;
-      const int64_t rows = m - i0 < kBlockRows ? m - i0 : kBlockRows;
-      const int64_t p0 = panels * part / parts, p1 = panels * (part + 1) / parts;
-      for (int64_t p = p0; p < p1; ++p) {
-        // inp's line in each row of panel p + 4, fetched into L2 while this panel's tiles run:
-        // inp comes from memory, its rows n elements apart (4 KiB at depth 8: they share one L1
-        // set, so L2). Without it the relu2 bwd epilogue waited on every line and made the
-        // product 15 % slower than a bf16 C alone; with it 5-7 % (8192 x 2048 x 512: 39.9-40.6
-        // against 37.9 ms; 1 or 2 panels ahead, or into L1: 40.0-45.8).
-        if (out.inp && p + 4 < p1)
-          for (int64_t r = 0; r < rows; ++r)
-            _mm_prefetch(reinterpret_cast<const char*>(out.inp + (i0 + r) * n + kPanel * (p + 4)), _MM_HINT_T1);
-        if (E == Epilogue::kF32Add && p + 4 < p1)  // the same for C's two lines a row (C += 3 % faster
-                                                    // at 8192 x 512 x 2048, 7 % at depth 4's shape)
-          for (int64_t r = 0; r < rows; ++r) {
-            const float* cl = static_cast<const float*>(out.c) + (i0 + r) * n + kPanel * (p + 4);
-            _mm_prefetch(reinterpret_cast<const char*>(cl), _MM_HINT_T1);
-            _mm_prefetch(reinterpret_cast<const char*>(cl + 16), _MM_HINT_T1);
-          }
-        constexpr bool f32 = E == Epilogue::kF32 || E == Epilogue::kF32Add;
-        tiles<E>(out.at(i0, kPanel * p, f32), a + i0 * k, k, packed + p * panel_elems, k2, rows,
-                 lanes32(n - kPanel * p));
+    if (!blocked) {
+      sweep<E>(out, a, packed, m, n, k, units, 0, k2);
+    } else {  // (C read back by the next block: not streamed)
+      const Out o{out.c, nullptr, nullptr, out.ldc, false};
+      for (int64_t kk0 = 0; kk0 < k2; kk0 += kBlockPairs) {
+        const int64_t kb2 = k2 - kk0 < kBlockPairs ? k2 - kk0 : kBlockPairs;
+        if (kk0 == 0 && E == Epilogue::kF32) sweep<Epilogue::kF32>(o, a, packed, m, n, k, units, kk0, kb2);
+        else sweep<Epilogue::kF32Add>(o, a, packed, m, n, k, units, kk0, kb2);
       }
     }
-    if (out.stream) _mm_sfence();  // the streaming stores are seen before the region's barrier
+    if (out.stream && !blocked) _mm_sfence();  // the streaming stores are seen before the region's barrier
   }
 }
 
