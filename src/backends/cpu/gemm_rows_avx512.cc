@@ -176,9 +176,10 @@ int64_t panels_size(int64_t n, int64_t k) { return (n + kPanel - 1) / kPanel * k
 // ms; 1024 x 8192 x 512 (depth 8) 11.0-11.7 against 11.9-13.1 (the scratch program's rounds,
 // cold caches).
 struct Units {
-  int64_t blocks, parts, count;
+  int64_t panels, blocks, parts, count;
   bool by_part;  // units ordered part by part (each part against every row block)
-  Units(int64_t m, int64_t n, int64_t panels, int64_t panel_bytes) {
+  Units(int64_t m, int64_t n, int64_t k) : panels((n + kPanel - 1) / kPanel) {
+    const int64_t panel_bytes = k * kPanel * int64_t(sizeof(uint16_t));
     blocks = (m + kBlockRows - 1) / kBlockRows;
     by_part = n > m;
     parts = (2 * omp_get_max_threads() + blocks - 1) / blocks;  // at least two units a thread
@@ -198,7 +199,7 @@ struct Units {
 template <Epilogue E>
 void sweep(const Out& out, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n, int64_t k,
            const Units& units, int64_t kk0, int64_t kb2) {
-  const int64_t panels = (n + kPanel - 1) / kPanel, panel_elems = k * kPanel;
+  const int64_t panels = units.panels, panel_elems = k * kPanel;
 #pragma omp for schedule(static) nowait
   for (int64_t u = 0; u < units.count; ++u) {
     const int64_t i0 = units.block(u) * kBlockRows, part = units.part(u);
@@ -241,7 +242,7 @@ void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_
       prepacked ? nullptr
                 : static_cast<uint16_t*>(thread_scratch(kScratchRowsB, size_t(panels_size(n, k)) * sizeof(uint16_t)));
   const uint16_t* const packed = prepacked ? prepacked : scratch;
-  const Units units(m, n, panels, panel_elems * int64_t(sizeof(uint16_t)));
+  const Units units(m, n, k);
   constexpr bool f32 = E == Epilogue::kF32 || E == Epilogue::kF32Add;
   const bool blocked = f32 && k2 > 2 * kBlockPairs;
 #pragma omp parallel
