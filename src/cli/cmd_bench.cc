@@ -73,7 +73,7 @@ struct BenchFlags {
   std::string configs = "cpu,d6";
   std::string dtypes = "fp32,bf16";
   int steps = 3;
-  int batch = 16;
+  int batch = 0;  // 0: kStepTokens a step (sequences_per_step)
   int threads = 0;
   bool no_kernels = false, no_steps = false, profile = false, quick = false;
   std::string trace;
@@ -93,6 +93,16 @@ ModelConfig named_config(const std::string& name) {
   c.n_head = c.n_kv_head = c.d_model / c.head_dim;
   c.validate();
   return c;
+}
+
+// Tokens a step when --batch-size is left at 0: tools/compare_pytorch.sh's, so that a plain
+// `bench` measures the step the PyTorch comparison times (32 sequences at T 256, 4 at frontier's
+// T 2048). Fewer tokens give Newton-Schulz, whose cost does not scale with the batch, a larger
+// share of the step (a depth-8 bf16 step: 55 % of the bf16 peak at 16 sequences, 67 % at 32).
+constexpr int64_t kStepTokens = 8192;
+
+int sequences_per_step(const BenchFlags& f, const ModelConfig& c) {
+  return f.batch > 0 ? f.batch : int(std::max<int64_t>(1, kStepTokens / c.seq_len));
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -115,7 +125,7 @@ void check_folder_of(const char* flag, const std::string& path) {
 // Every flag's error comes before any measuring.
 void validate(const BenchFlags& f) {
   if (f.steps <= 0) fail("--steps %d: must be positive", f.steps);
-  if (f.batch <= 0) fail("--batch-size %d: must be positive", f.batch);
+  if (f.batch < 0) fail("--batch-size %d: must be positive (or 0: 8,192 tokens a step)", f.batch);
   if (f.threads < 0) fail("--threads %d: must be >= 0", f.threads);
   const auto configs = split(f.configs), dtypes = split(f.dtypes);
   if (configs.empty()) fail("--configs '%s': no model named (cpu, d6, d8, frontier)", f.configs.c_str());
@@ -178,8 +188,8 @@ void run_bench(const BenchFlags& f) {
   const auto cfg_names = split(f.configs);
   if (!f.no_kernels) {
     const ModelConfig c = named_config(cfg_names.empty() ? "cpu" : cfg_names[0]);
-    const int64_t N = int64_t(f.batch) * c.seq_len, C = c.d_model, F = c.mlp_dim(), V = c.vocab_size,
-                  H = c.n_head, D = c.head_dim, T = c.seq_len, B = f.batch, R = std::min(N, head_chunk_rows(V));
+    const int64_t B = sequences_per_step(f, c), N = B * c.seq_len, C = c.d_model, F = c.mlp_dim(),
+                  V = c.vocab_size, H = c.n_head, D = c.head_dim, T = c.seq_len, R = std::min(N, head_chunk_rows(V));
     std::printf("kernels on %s shapes (N=%ld, C=%ld, F=%ld, V=%ld, T=%ld, H=%ld, D=%ld):\n",
                 cfg_names.empty() ? "cpu" : cfg_names[0].c_str(), long(N), long(C), long(F), long(V), long(T),
                 long(H), long(D));
@@ -473,13 +483,17 @@ void run_bench(const BenchFlags& f) {
 
   if (!f.no_steps) {
     nlohmann::json sj = nlohmann::json::array();
-    std::printf("training steps (forward + backward + optimizer, %d x T sequences, random tokens):\n", f.batch);
+    if (f.batch > 0)
+      std::printf("training steps (forward + backward + optimizer, %d x T sequences, random tokens):\n", f.batch);
+    else
+      std::printf("training steps (forward + backward + optimizer, %ld tokens: %ld / T sequences, random tokens):\n",
+                  long(kStepTokens), long(kStepTokens));
     std::printf("  %-9s %-5s %10s %12s %8s %16s\n", "model", "dtype", "step ms", "tokens/s", "MFU", "peak used");
     for (const auto& name : cfg_names) {
       const ModelConfig c = named_config(name);
       for (const auto& dts : split(f.dtypes)) {
         const Precision prec = parse_precision(dts.c_str());
-        const int B = f.batch, T = c.seq_len;
+        const int B = sequences_per_step(f, c), T = c.seq_len;
         Gpt model(c, k, B, T, prec);
         init_params(model.params(), 1);
         OptimConfig oc;
@@ -561,7 +575,10 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--dtype", f->dtypes, "fp32, bf16 or both (comma list)")->capture_default_str();
   c->add_option("--steps", f->steps, "Timed steps per model (median)")->capture_default_str();
-  c->add_option("--batch-size", f->batch, "Sequences per step")->capture_default_str();
+  c->add_option("--batch-size", f->batch,
+                "Sequences per step (0 = 8,192 tokens a step, as tools/compare_pytorch.sh runs: 32 at T 256, "
+                "4 at frontier's T 2048)")
+      ->capture_default_str();
   c->add_option("--threads", f->threads, "OpenMP threads (0 = all cores)")->capture_default_str();
   c->add_flag("--no-kernels", f->no_kernels, "Skip the per-kernel table");
   c->add_flag("--no-steps", f->no_steps, "Skip the training-step table");

@@ -179,6 +179,13 @@ for k in b[\"kernels\"]), b[\"kernels\"]; \
 assert sorted(s[\"dtype\"] for s in b[\"steps\"]) == [\"bf16\", \"fp32\"], b[\"steps\"]; \
 assert all(s[\"tokens_per_second\"] > 0 and 0 < s[\"mfu\"] for s in b[\"steps\"]), b[\"steps\"]; \
 assert all(k[\"bound\"] in (\"compute\", \"memory\") and k[\"pct_roof\"] > 0 for k in b[\"kernels\"])'"
+# Left at 0, --batch-size means 8,192 tokens a step (tools/compare_pytorch.sh's): 32 sequences at T 256.
+"$NT" bench --quick --no-kernels --configs cpu --steps 1 --dtype bf16 --json "$TMP/bench_default.json" \
+  >"$TMP/bench_default.out" 2>&1
+check "bench: 8,192 tokens a step by default" \
+  "$PY -c 'import json; b = json.load(open(\"$TMP/bench_default.json\")); \
+assert [s[\"batch\"] for s in b[\"steps\"]] == [32], b[\"steps\"]'"
+expect_error "bench: a negative batch" "--batch-size -1: must be positive" "$NT" bench --batch-size -1
 expect_error "bench: unknown model" "--configs tiny: unknown" "$NT" bench --configs tiny
 expect_error "bench: unknown dtype" "--dtype fp16: unknown" "$NT" bench --dtype fp16
 expect_error "bench: JSON into a missing folder" "--json $TMP/nope/b.json: no folder" "$NT" bench --json "$TMP/nope/b.json"
