@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side training throughput: nanotrain vs the independent PyTorch implementation
 # (tools/torch_ref/train_bench.py: Debian's torch, 2 threads, pinned, passive waits, OpenBLAS
-# free to pick its AVX-512 kernels -- PyTorch's best setting here, PERF.md), same model, same
+# free to pick its AVX-512 kernels -- PyTorch's best setting here, PERF.md -- and glibc's malloc
+# keeping freed memory for reuse, PT_MALLOC below), same model, same
 # batch, same machine, one run. For each model it prints PyTorch's tokens/s in fp32
 # and with bf16 autocast, nanotrain's (`train`, bf16 where the CPU has it), and the ratio to the
 # better PyTorch figure. Then the quality side: both train the first model for the same
@@ -50,7 +51,15 @@ for f in "${JSON:-}" "${SVG:-}"; do  # before half an hour of measuring, not aft
 done
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-PT_ENV=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=PASSIVE)
+# PyTorch's CPU allocator hands every tensor back to glibc's malloc, which returns the large ones
+# (above its mmap threshold: the logits, the MLP's activations) to the kernel at once, so that
+# each step faults all of their pages in again, zeroed. Where page faults are dear (a virtual
+# machine) that took 43 % of PyTorch's CPU time and halved its speed. No mmap, no trimming and
+# transparent huge pages for the heap keep the memory in the process: depth 6, bf16 autocast,
+# 1,021 -> 2,979 tokens/s on PERF.md's Zen 5 kind (docs/PERFORMANCE.md, twenty-fifth session).
+PT_MALLOC=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.malloc.hugetlb=1
+PT_ENV=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=PASSIVE
+  GLIBC_TUNABLES="$PT_MALLOC")
 shape_of() {  # prints DEPTH D_MODEL N_HEAD HEAD_DIM SEQ
   case "$1" in
     cpu) echo 4 256 4 64 256 ;;
