@@ -13,6 +13,7 @@
 #include <string>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/steal_ranges.h"
 #include "backends/ref/ops_ref.h"
 #include "core/buffer.h"
 #include "core/check.h"
@@ -1364,6 +1365,49 @@ TEST(KernelTableTest, UnknownDeviceIsAnError) {
   EXPECT_THROW(kernels_for_device("tpu"), Error);
   EXPECT_THROW(kernels_for_device("cuda"), Error);
   EXPECT_STREQ(kernels_for_device("ref").name, "ref");
+}
+
+
+// The GEMMs' work sharing (steal_ranges.h): a thread takes its own range front to back, then
+// the others' units from their backs; every unit goes to exactly one thread.
+TEST(StealRanges, OwnRangeFirstThenTheOthersBacks) {
+  cpu::StealRanges r(10, 2);  // thread 0 owns 0 .. 4, thread 1 5 .. 9
+  std::vector<int64_t> got;
+  for (int64_t u; (u = r.next(0)) >= 0;) got.push_back(u);
+  EXPECT_EQ(got, (std::vector<int64_t>{0, 1, 2, 3, 4, 9, 8, 7, 6, 5}));
+  EXPECT_EQ(r.next(1), -1);
+  cpu::StealRanges s(7, 3);  // 0 .. 1, 2 .. 3, 4 .. 6
+  EXPECT_EQ(s.next(1), 2);
+  EXPECT_EQ(s.next(2), 4);
+  EXPECT_EQ(s.next(1), 3);
+  EXPECT_EQ(s.next(1), 6);  // its own range done: the next thread's back
+  EXPECT_EQ(s.next(0), 0);
+}
+
+TEST(StealRanges, EveryUnitOnceInAnyTeam) {
+  for (int64_t count : {0, 1, 2, 7, 100, 1001})
+    for (int ranges : {1, 2, 3, 8})
+      for (int team : {1, 2, 3}) {  // a team smaller than the ranges leaves some ranges to thieves
+        cpu::StealRanges r(count, ranges);
+        std::vector<int> seen(size_t(count), 0);
+        std::vector<int> in_order(size_t(team), 1);
+#pragma omp parallel num_threads(team)
+        {
+          const int t = omp_get_thread_num();
+          const int64_t lo = count * t / ranges, hi = t < ranges ? count * (t + 1) / ranges : lo;
+          int64_t last = lo - 1;
+          for (int64_t u; (u = r.next(t)) >= 0;) {
+#pragma omp atomic
+            ++seen[size_t(u)];
+            if (u >= lo && u < hi) {  // its own units come front to back
+              if (u != last + 1) in_order[size_t(t)] = 0;
+              last = u;
+            }
+          }
+        }
+        for (int64_t u = 0; u < count; ++u) ASSERT_EQ(seen[size_t(u)], 1) << count << " " << ranges << " " << team;
+        for (int t = 0; t < team; ++t) EXPECT_EQ(in_order[size_t(t)], 1) << count << " " << ranges << " " << team;
+      }
 }
 
 }  // namespace

@@ -16,6 +16,11 @@ the budget (nanotrain's rule), so training overruns it by at most its last itera
 last_iteration_seconds).  Step timing starts after 2 warm-up steps.  --save-weights
 writes the trained model as a nanotrain model.safetensors (nanotrain's `eval bpb` reads it
 from a run folder).  Prints one JSON line.
+
+For PyTorch's full speed, start it as tools/compare_pytorch.sh does (its PT_ENV): pinned threads,
+passive waits, and GLIBC_TUNABLES keeping freed memory in the process.  Without the last, glibc
+hands the large tensors back to the kernel every step and their pages fault in again: on a
+virtual machine that more than halved PyTorch's tokens/s.
 """
 import argparse
 import contextlib

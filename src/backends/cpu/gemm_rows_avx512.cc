@@ -30,6 +30,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
 #include "backends/cpu/simd_avx512.h"
+#include "backends/cpu/steal_ranges.h"
 #include "profile/profile.h"
 
 namespace nt::cpu {
@@ -194,37 +195,52 @@ struct Units {
   int64_t part(int64_t u) const { return by_part ? u / blocks : u % parts; }
 };
 
+// One unit of sweep: its row block of A against its part of the panels.
+template <Epilogue E>
+void sweep_unit(const Out& out, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n, int64_t k,
+                const Units& units, int64_t kk0, int64_t kb2, int64_t u) {
+  const int64_t panels = units.panels, panel_elems = k * kPanel;
+  const int64_t i0 = units.block(u) * kBlockRows, part = units.part(u);
+  const int64_t rows = m - i0 < kBlockRows ? m - i0 : kBlockRows;
+  const int64_t p0 = panels * part / units.parts, p1 = panels * (part + 1) / units.parts;
+  for (int64_t p = p0; p < p1; ++p) {
+    // inp's line in each row of panel p + 4, fetched into L2 while this panel's tiles run:
+    // inp comes from memory, its rows n elements apart (4 KiB at depth 8: they share one L1
+    // set, so L2). Without it the relu2 bwd epilogue waited on every line and made the
+    // product 15 % slower than a bf16 C alone; with it 5-7 % (8192 x 2048 x 512: 39.9-40.6
+    // against 37.9 ms; 1 or 2 panels ahead, or into L1: 40.0-45.8).
+    if (out.inp && p + 4 < p1)
+      for (int64_t r = 0; r < rows; ++r)
+        _mm_prefetch(reinterpret_cast<const char*>(out.inp + (i0 + r) * n + kPanel * (p + 4)), _MM_HINT_T1);
+    if (E == Epilogue::kF32Add && p + 4 < p1)  // the same for C's two lines a row (C += 3 % faster
+                                                // at 8192 x 512 x 2048, 7 % at depth 4's shape)
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* cl = static_cast<const float*>(out.c) + (i0 + r) * n + kPanel * (p + 4);
+        _mm_prefetch(reinterpret_cast<const char*>(cl), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(cl + 16), _MM_HINT_T1);
+      }
+    constexpr bool f32 = E == Epilogue::kF32 || E == Epilogue::kF32Add;
+    tiles<E>(out.at(i0, kPanel * p, f32), a + i0 * k + 2 * kk0, k, packed + p * panel_elems + kk0 * 2 * kPanel, kb2,
+             rows, lanes32(n - kPanel * p));
+  }
+}
+
 // Inside the parallel region, this thread's units over pair-rows kk0 .. kk0 + kb2 of the panels
-// (and the matching columns of A), the epilogue E writing their sum.
+// (and the matching columns of A), the epilogue E writing their sum. Handed out one at a time
+// where the units are the whole sum (`whole`): a unit's result is the same whichever thread runs
+// it, and on a shared machine one core can run slower than the other for a while (in one
+// depth-8 trace, these tiles took 10 % longer on one thread, and the other waited at the end of
+// every product). Where k is summed in blocks each thread keeps the same units in every block
+// (static), so that no barrier is needed between blocks.
 template <Epilogue E>
 void sweep(const Out& out, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n, int64_t k,
-           const Units& units, int64_t kk0, int64_t kb2) {
-  const int64_t panels = units.panels, panel_elems = k * kPanel;
+           const Units& units, int64_t kk0, int64_t kb2, StealRanges* whole) {
+  if (whole) {
+    const int t = omp_get_thread_num();
+    for (int64_t u; (u = whole->next(t)) >= 0;) sweep_unit<E>(out, a, packed, m, n, k, units, kk0, kb2, u);
+  } else {
 #pragma omp for schedule(static) nowait
-  for (int64_t u = 0; u < units.count; ++u) {
-    const int64_t i0 = units.block(u) * kBlockRows, part = units.part(u);
-    const int64_t rows = m - i0 < kBlockRows ? m - i0 : kBlockRows;
-    const int64_t p0 = panels * part / units.parts, p1 = panels * (part + 1) / units.parts;
-    for (int64_t p = p0; p < p1; ++p) {
-      // inp's line in each row of panel p + 4, fetched into L2 while this panel's tiles run:
-      // inp comes from memory, its rows n elements apart (4 KiB at depth 8: they share one L1
-      // set, so L2). Without it the relu2 bwd epilogue waited on every line and made the
-      // product 15 % slower than a bf16 C alone; with it 5-7 % (8192 x 2048 x 512: 39.9-40.6
-      // against 37.9 ms; 1 or 2 panels ahead, or into L1: 40.0-45.8).
-      if (out.inp && p + 4 < p1)
-        for (int64_t r = 0; r < rows; ++r)
-          _mm_prefetch(reinterpret_cast<const char*>(out.inp + (i0 + r) * n + kPanel * (p + 4)), _MM_HINT_T1);
-      if (E == Epilogue::kF32Add && p + 4 < p1)  // the same for C's two lines a row (C += 3 % faster
-                                                  // at 8192 x 512 x 2048, 7 % at depth 4's shape)
-        for (int64_t r = 0; r < rows; ++r) {
-          const float* cl = static_cast<const float*>(out.c) + (i0 + r) * n + kPanel * (p + 4);
-          _mm_prefetch(reinterpret_cast<const char*>(cl), _MM_HINT_T1);
-          _mm_prefetch(reinterpret_cast<const char*>(cl + 16), _MM_HINT_T1);
-        }
-      constexpr bool f32 = E == Epilogue::kF32 || E == Epilogue::kF32Add;
-      tiles<E>(out.at(i0, kPanel * p, f32), a + i0 * k + 2 * kk0, k, packed + p * panel_elems + kk0 * 2 * kPanel, kb2,
-               rows, lanes32(n - kPanel * p));
-    }
+    for (int64_t u = 0; u < units.count; ++u) sweep_unit<E>(out, a, packed, m, n, k, units, kk0, kb2, u);
   }
 }
 
@@ -245,6 +261,7 @@ void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_
   const Units units(m, n, k);
   constexpr bool f32 = E == Epilogue::kF32 || E == Epilogue::kF32Add;
   const bool blocked = f32 && k2 > 2 * kBlockPairs;
+  StealRanges ranges(units.count, omp_get_max_threads());
 #pragma omp parallel
   {
     profile::WorkZone work("gemm rows");
@@ -253,13 +270,13 @@ void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_
       for (int64_t p = 0; p < panels; ++p) pack_panel(scratch + p * panel_elems, b, n, k, tb, p);
     }
     if (!blocked) {
-      sweep<E>(out, a, packed, m, n, k, units, 0, k2);
+      sweep<E>(out, a, packed, m, n, k, units, 0, k2, &ranges);
     } else {  // (C read back by the next block: not streamed)
       const Out o{out.c, nullptr, nullptr, out.ldc, false};
       for (int64_t kk0 = 0; kk0 < k2; kk0 += kBlockPairs) {
         const int64_t kb2 = k2 - kk0 < kBlockPairs ? k2 - kk0 : kBlockPairs;
-        if (kk0 == 0 && E == Epilogue::kF32) sweep<Epilogue::kF32>(o, a, packed, m, n, k, units, kk0, kb2);
-        else sweep<Epilogue::kF32Add>(o, a, packed, m, n, k, units, kk0, kb2);
+        if (kk0 == 0 && E == Epilogue::kF32) sweep<Epilogue::kF32>(o, a, packed, m, n, k, units, kk0, kb2, nullptr);
+        else sweep<Epilogue::kF32Add>(o, a, packed, m, n, k, units, kk0, kb2, nullptr);
       }
     }
     if (out.stream && !blocked) _mm_sfence();  // the streaming stores are seen before the region's barrier
