@@ -12,7 +12,7 @@
 // kBlockBytes, in L2), then walks its own rows of C 32 at a time: it packs those 32 columns of A's
 // block into four strips of 8 (a pair of rows of A per pair-row, in L1) and runs each strip
 // against every panel, the 8 x 32 tile adding the block's sum to C (loaded and stored once a
-// block). The threads split C's rows, so they share nothing and never wait on each other.
+// block). The threads split C's rows by work stealing, a block at a time (run_rows).
 // Measured against oneDNN in one process (2 threads, Zen 4, medians of 7, two runs;
 // docs/PERFORMANCE.md has the table): c_fc's gradient 1024 x 256 x 8192 10.9-11.0 against
 // 12.1-12.4 ms, 2048 x 512 x 8192 41.4-41.9 against 43.3-43.7; the head's 8192 x 512 x 1024
@@ -23,9 +23,12 @@
 #include <immintrin.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <vector>
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx512.h"
+#include "backends/cpu/steal_ranges.h"
 #include "profile/profile.h"
 
 namespace nt::cpu {
@@ -142,34 +145,39 @@ struct Next {
   }
 };
 
-// One thread's share: its groups of 32 rows of C, g0 .. g1 - 1, against every panel. C's row i is
-// at c + (i - row0) n (row0: the first row c holds). relu2_a, relu2_b: that operand is read
-// through the MLP's activation (for_row_pairs).
-void run_rows(float* c, int64_t row0, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
-              int64_t kc, int64_t g0, int64_t g1, bool add, bool relu2_a, bool relu2_b) {
-  const int64_t panels = (n + kPanel - 1) / kPanel;
+// One thread's part of the product: for each block of kc rows of A and B, it packs the block of B,
+// then takes groups of 32 rows of C from the block's StealRanges (its own range of groups first,
+// then the other threads' leftovers) and runs each against every panel. A barrier ends each
+// block, so that no two threads hold one group of C in different blocks. C's row i is at
+// c + i n. relu2_a, relu2_b: that operand is read through the MLP's activation (for_row_pairs).
+void run_rows(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, int64_t kc,
+              StealRanges* ranges, bool add, bool relu2_a, bool relu2_b) {
+  const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+  const int64_t groups = (m + kGroup - 1) / kGroup, panels = (n + kPanel - 1) / kPanel;
+  const int64_t g0 = groups * t / nt, g1 = groups * (t + 1) / nt;  // the thread's own range
   uint16_t* const bp =
       static_cast<uint16_t*>(thread_scratch(kScratchAtB, size_t(panels * kc * kPanel) * sizeof(uint16_t)));
   uint16_t* const ap = static_cast<uint16_t*>(thread_scratch(kScratchAtA, size_t(kc * kGroup) * sizeof(uint16_t)));
-  for (int64_t k0 = 0; k0 < k; k0 += kc) {
+  for (int64_t k0 = 0, block = 0; k0 < k; k0 += kc, ++block) {
     const int64_t kb = k - k0 < kc ? k - k0 : kc;
     const bool load = add || k0 > 0;
     pack_b(bp, b, n, n, k0, kb, relu2_b);
-    // The next block of B (whole rows) is fetched during the last quarter of this block's groups
-    // (earlier, the block's traffic through L2 would evict it before use).
+    // The next block of B (whole rows) is fetched during the last quarter of this block's own
+    // groups (earlier, the block's traffic through L2 would evict it before use).
     const int64_t tail = (g1 - g0 + 3) / 4;
     Next nb;
-    if (k0 + kb < k) {
+    if (k0 + kb < k && tail > 0) {
       nb.x = b, nb.ld = n, nb.cols = n, nb.k0 = k0 + kb, nb.kb = k - nb.k0 < kc ? k - nb.k0 : kc;
       nb.per = (nb.kb / 2 + tail * 4 * panels - 1) / (tail * 4 * panels);
     }
     int64_t qb = 0;
-    for (int64_t g = g0; g < g1; ++g) {
+    for (int64_t g; (g = ranges[block].next(t)) >= 0;) {
       pack_a(ap, a + kGroup * g, m, m - kGroup * g < kGroup ? m - kGroup * g : kGroup, k0, kb, relu2_a);
       const int64_t strips = (m - kGroup * g + kStrip - 1) / kStrip < 4 ? (m - kGroup * g + kStrip - 1) / kStrip : 4;
       const int64_t tiles = strips * panels;
-      Next next;  // the next group, or the next block's first
-      if (g + 1 < g1 || k0 + kb < k) {
+      const bool own = g >= g0 && g < g1;
+      Next next;  // the thread's next own group, or the next block's first (none after a stolen one)
+      if (own && (g + 1 < g1 || k0 + kb < k)) {
         next.x = a, next.ld = m, next.j0 = kGroup * (g + 1 < g1 ? g + 1 : g0), next.cols = kGroup;
         next.k0 = g + 1 < g1 ? k0 : k0 + kb, next.kb = k - next.k0 < kc ? k - next.k0 : kc;
         next.per = (next.kb / 2 + tiles - 1) / tiles;
@@ -179,13 +187,14 @@ void run_rows(float* c, int64_t row0, const uint16_t* a, const uint16_t* b, int6
         const int64_t i = kGroup * g + kStrip * s, rows = m - i < kStrip ? m - i : kStrip;
         for (int64_t p = 0; p < panels; ++p, ++q) {
           next.slice(q);
-          if (g >= g1 - tail) nb.slice(qb++);
-          float* const ct = c + (i - row0) * n + kPanel * p;
+          if (own && g >= g1 - tail) nb.slice(qb++);
+          float* const ct = c + i * n + kPanel * p;
           tile(ct, n, rows, lanes32(n - kPanel * p), ap + s * kb * kStrip, bp + p * kb * kPanel, kb / 2, load,
                load && p + 1 < panels ? ct + kPanel : nullptr);
         }
       }
     }
+#pragma omp barrier
   }
 }
 
@@ -226,25 +235,32 @@ bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t 
                         bool relu2_b) {
   if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
   // C wider than tall (c_proj's gradient): C^T = B^T A, taller than wide, by the same product into
-  // a thread's scratch (its rows of C^T), then transposed into its columns of C. The transpose
-  // reads and writes C once; the product loads and stores it once a k block.
+  // scratch, then transposed into C. The transpose reads and writes C once; the product loads and
+  // stores it once a k block.
   const bool wide = (m + kGroup - 1) / kGroup < (n + kPanel - 1) / kPanel;
   const int64_t rows = wide ? n : m, cols = wide ? m : n;  // the product's C: (rows, cols)
   const uint16_t* const pa = wide ? b : a;
   const uint16_t* const pb = wide ? a : b;
   const int64_t groups = (rows + kGroup - 1) / kGroup, kc = block_rows(cols, k);
+  // Each block's groups shared out by work stealing (steal_ranges.h): on a shared machine one core
+  // can run slower than the other for a while, and with a static split the faster thread waited
+  // at the end of every product (in one depth-8 trace these products took 13 % longer on one
+  // thread).
+  const int threads = omp_get_max_threads();
+  std::vector<StealRanges> ranges;
+  ranges.reserve(size_t((k + kc - 1) / kc));
+  for (int64_t k0 = 0; k0 < k; k0 += kc) ranges.emplace_back(groups, threads);
+  float* const ct = wide ? static_cast<float*>(thread_scratch(kScratchAtT, size_t(rows * cols) * sizeof(float)))
+                         : nullptr;
 #pragma omp parallel
   {
     profile::WorkZone work("gemm at");
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    const int64_t g0 = groups * t / nt, g1 = groups * (t + 1) / nt;
-    if (g0 < g1 && !wide) {
-      run_rows(c, 0, pa, pb, rows, cols, k, kc, g0, g1, add, false, relu2_b);
-    } else if (g0 < g1) {
-      const int64_t r0 = kGroup * g0, r1 = kGroup * g1 < rows ? kGroup * g1 : rows;
-      float* const s = static_cast<float*>(thread_scratch(kScratchAtT, size_t((r1 - r0) * cols) * sizeof(float)));
-      run_rows(s, r0, pa, pb, rows, cols, k, kc, g0, g1, false, relu2_b, false);
-      store_transposed(c, n, s, m, r0, r1, add);
+    run_rows(wide ? ct : c, pa, pb, rows, cols, k, kc, ranges.data(), add && !wide, wide ? relu2_b : false,
+             wide ? false : relu2_b);
+    if (wide) {  // (run_rows ends with a barrier: C^T is whole)
+      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const int64_t r0 = kGroup * (groups * t / nt), r1 = std::min(rows, kGroup * (groups * (t + 1) / nt));
+      if (r0 < r1) store_transposed(c, n, ct + r0 * cols, m, r0, r1, add);
     }
   }
   return true;
