@@ -22,7 +22,7 @@ constexpr int kScratchAmxXAll = 23;  // matmul_bf16_amx's X packed whole for all
 constexpr int kScratchSymmetricB = 24;  // symmetric_product_f32_avx512's B in pair panels
 constexpr int kScratchRowsB = 25;       // gemm_rows_bf16_avx512's B panels, for all threads
 constexpr int kScratchAtA = 26, kScratchAtB = 27;  // gemm_at_f32_avx512's packed A strips and B block
-constexpr int kScratchAtT = 28;                    // and its rows of C^T, for C wider than tall
+constexpr int kScratchAtT = 28;                    // and C^T whole (the caller's), for C wider than tall
 constexpr int kScratchSgemmB = 29;                 // sgemm_panels_avx512.cc's B panels, for all threads
 constexpr int kScratchSgemmAtA = 30, kScratchSgemmAtB = 31;  // sgemm_at_avx512's packed A rows and B block
 constexpr int kScratchSgemmRelu2A = 32;  // sgemm_nt_avx512's row block of relu2(A), per thread
