@@ -152,9 +152,9 @@ struct Next {
 // c + i n. relu2_a, relu2_b: that operand is read through the MLP's activation (for_row_pairs).
 void run_rows(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, int64_t kc,
               StealRanges* ranges, bool add, bool relu2_a, bool relu2_b) {
-  const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-  const int64_t groups = (m + kGroup - 1) / kGroup, panels = (n + kPanel - 1) / kPanel;
-  const int64_t g0 = groups * t / nt, g1 = groups * (t + 1) / nt;  // the thread's own range
+  const int t = omp_get_thread_num();
+  const int64_t panels = (n + kPanel - 1) / kPanel;
+  const int64_t g0 = ranges[0].first(t), g1 = ranges[0].end(t);  // the thread's own range (every block's)
   uint16_t* const bp =
       static_cast<uint16_t*>(thread_scratch(kScratchAtB, size_t(panels * kc * kPanel) * sizeof(uint16_t)));
   uint16_t* const ap = static_cast<uint16_t*>(thread_scratch(kScratchAtA, size_t(kc * kGroup) * sizeof(uint16_t)));

@@ -21,11 +21,14 @@ class StealRanges {
  public:
   // For `threads` ranges; a thread numbered past the team's size is simply never an owner (its
   // range is taken by the others).
-  StealRanges(int64_t count, int threads) : ranges_(new Range[size_t(threads)]), threads_(threads) {
+  StealRanges(int64_t count, int threads) : ranges_(new Range[size_t(threads)]), count_(count), threads_(threads) {
     for (int t = 0; t < threads; ++t)
-      ranges_[size_t(t)].front_back.store(pack(count * t / threads, count * (t + 1) / threads),
-                                          std::memory_order_relaxed);
+      ranges_[size_t(t)].front_back.store(pack(first(t), end(t)), std::memory_order_relaxed);
   }
+
+  // Thread t's own range as it was given: first(t) .. end(t) - 1 (empty past the ranges).
+  int64_t first(int t) const { return t < threads_ ? count_ * t / threads_ : count_; }
+  int64_t end(int t) const { return t < threads_ ? count_ * (t + 1) / threads_ : count_; }
 
   // The next unit for thread t (its own range first, then the others' backs), or -1: none left.
   int64_t next(int t) {
@@ -55,6 +58,7 @@ class StealRanges {
   static int64_t back(uint64_t v) { return int64_t(v & 0xffffffffu); }
 
   std::unique_ptr<Range[]> ranges_;
+  int64_t count_;
   int threads_;
 };
 
