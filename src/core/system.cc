@@ -48,6 +48,16 @@ bool amx_bf16_usable() {
   constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
   return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
 }
+
+// The CPU's family (base plus extended, as AMD counts it) if it is AMD's, else 0.
+unsigned amd_family() {
+  unsigned a, b, c, d;
+  // "AuthenticAMD" in EBX, EDX, ECX.
+  if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541 || d != 0x69746e65 || c != 0x444d4163) return 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+  const unsigned base = (a >> 8) & 0xf;
+  return base == 0xf ? base + ((a >> 20) & 0xff) : base;
+}
 }  // namespace
 
 CpuFeatures cpu_features() {
@@ -60,6 +70,7 @@ CpuFeatures cpu_features() {
     f.avx512bw = (b >> 30) & 1;
   }
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512bf16 = (a >> 5) & 1;
+  f.amd_zen4 = amd_family() == 0x19 && f.avx512f;  // family 19h without AVX-512 is Zen 3
   // NANOTRAIN_NO_AVX512=1 runs an AVX-512 machine as the AVX2 floor (tests and comparisons).
   static const bool no_avx512 = std::getenv("NANOTRAIN_NO_AVX512") != nullptr;
   if (no_avx512) f.avx512f = f.avx512bw = f.avx512bf16 = false;

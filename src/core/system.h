@@ -13,6 +13,10 @@ struct CpuFeatures {
   // AMX tiles with bf16 dot products, usable by this process: the CPU has them, the OS saves
   // their state, and Linux granted the process its tile data (requested here, once).
   bool amx_bf16 = false;
+  // An AMD Zen 4 core (family 19h with AVX-512): not a feature, a tuning fact. Where the best
+  // choice of a kernel differs between the cores measured, it picks by this (attention_tiled.h's
+  // prefetch hint). Set whatever NANOTRAIN_NO_AVX512 says: the core is the same.
+  bool amd_zen4 = false;
   std::string describe() const;  // "avx2 fma avx512f ..."
 };
 CpuFeatures cpu_features();

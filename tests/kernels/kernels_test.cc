@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <string>
@@ -1367,6 +1368,26 @@ TEST(KernelTableTest, UnknownDeviceIsAnError) {
   EXPECT_STREQ(kernels_for_device("ref").name, "ref");
 }
 
+// cpu_features().amd_zen4 (the attention's prefetch hint follows it) against what the kernel
+// says of the first CPU: vendor, family and the avx512f flag in /proc/cpuinfo.
+TEST(CpuFeatures, Zen4AsProcCpuinfoSays) {
+  std::ifstream in("/proc/cpuinfo");
+  if (!in) GTEST_SKIP() << "no /proc/cpuinfo";
+  std::string line, vendor, flags;
+  int family = -1;
+  while (std::getline(in, line) && !line.empty()) {  // the first processor's block
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, line.find_first_of(" \t")), value = line.substr(colon + 1);
+    if (key == "vendor_id") vendor = value;
+    if (key == "cpu" && line.rfind("cpu family", 0) == 0) family = std::stoi(value);
+    if (key == "flags") flags = value + " ";
+  }
+  if (vendor.empty() || family < 0 || flags.empty()) GTEST_SKIP() << "/proc/cpuinfo without vendor, family or flags";
+  const bool zen4 = vendor.find("AuthenticAMD") != std::string::npos && family == 0x19 &&
+                    flags.find(" avx512f ") != std::string::npos;
+  EXPECT_EQ(cpu_features().amd_zen4, zen4) << vendor << ", family " << family;
+}
 
 // The GEMMs' work sharing (steal_ranges.h): a thread takes its own range front to back, then
 // the others' units from their backs; every unit goes to exactly one thread.

@@ -30,6 +30,7 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
+#include "core/system.h"
 #include "profile/profile.h"
 
 namespace nt::cpu::attention_tiled {
@@ -89,12 +90,28 @@ T* grab(Slot slot, int64_t n) {
   return static_cast<T*>(thread_scratch(slot, size_t(n) * sizeof(T)));
 }
 
+// Whether the fetches below go to L2 (prefetcht1) rather than to L1 as well (prefetcht0). On Zen
+// 4, fetching into L1 pushed the tiles' operands out of its 32 KiB, and the loads of the rows
+// still waited: bf16 at depth 6's shapes, 2 threads, medians of 8 interleaved runs, the forward
+// took 6 % and the backward 6 % less time with prefetcht1 (docs/PERFORMANCE.md, twenty-sixth
+// session). The cores measured otherwise (Zen 5) keep prefetcht0: there a probe found lines
+// fetched by prefetcht1 reloaded as slowly as from L3.
+inline bool fetch_to_l2() {
+  static const bool l2 = cpu_features().amd_zen4;
+  return l2;
+}
+
 // rows rows of D floats, stride apart, fetched into the cache ahead of their use. The rows these
 // kernels read are short (D floats) and strided (H D apart): the hardware prefetchers do not
 // follow, and every row would wait on memory.
 inline void prefetch_rows(const float* x, int64_t stride, int64_t rows, int64_t D) {
+  const bool l2 = fetch_to_l2();
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t e = 0; e < D; e += 16) _mm_prefetch(reinterpret_cast<const char*>(x + r * stride + e), _MM_HINT_T0);
+    for (int64_t e = 0; e < D; e += 16) {
+      const char* line = reinterpret_cast<const char*>(x + r * stride + e);
+      if (l2) _mm_prefetch(line, _MM_HINT_T1);
+      else _mm_prefetch(line, _MM_HINT_T0);
+    }
 }
 
 // Within a loop over rows: row r of rows, fetched kAhead rows ahead of its use.
