@@ -1378,10 +1378,11 @@ TEST(CpuFeatures, Zen4AsProcCpuinfoSays) {
   while (std::getline(in, line) && !line.empty()) {  // the first processor's block
     const size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
-    const std::string key = line.substr(0, line.find_first_of(" \t")), value = line.substr(colon + 1);
-    if (key == "vendor_id") vendor = value;
-    if (key == "cpu" && line.rfind("cpu family", 0) == 0) family = std::stoi(value);
-    if (key == "flags") flags = value + " ";
+    const std::string value = line.substr(colon + 1);
+    auto is = [&](const char* key) { return line.rfind(key, 0) == 0; };
+    if (is("vendor_id")) vendor = value;
+    if (is("cpu family")) family = std::stoi(value);
+    if (is("flags")) flags = value + " ";
   }
   if (vendor.empty() || family < 0 || flags.empty()) GTEST_SKIP() << "/proc/cpuinfo without vendor, family or flags";
   const bool zen4 = vendor.find("AuthenticAMD") != std::string::npos && family == 0x19 &&

@@ -298,11 +298,12 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
     // run, the rows the next head reads (Q's, dO's and O's, and the next task's K and V) are
     // fetched, a share a block.
     const bool fetch_next = 5 * T * D * int64_t(sizeof(float)) <= kPrefetchBytes;
-    // Where the fetches go to L2 (Zen 4), each block-product's share is issued in five parts, one
-    // before each of its products: at depth 6's and 8's shapes the bf16 backward took 4-5 % less
+    // Where the fetches go to L2 (Zen 4), each block-product's share is issued in parts, one
+    // before each of its kProducts products: at depth 6's and 8's shapes the bf16 backward took 4-5 % less
     // time than with the share in one burst at the start (fp32 2 %), where perf had put stalls
     // on the prefetch instructions. Elsewhere the burst stays, as measured on Zen 5.
-    const int fetch_parts = fetch_to_l2() ? 5 : 1;
+    constexpr int kProducts = 5;  // S, dP, dQ, dKᵀ, dVᵀ: fetch_part(0) .. fetch_part(4) below
+    const int fetch_parts = fetch_to_l2() ? kProducts : 1;
     int64_t steps = 0;  // block products a head
     for (int64_t j0 = 0; j0 < T; j0 += span) steps += nblocks - j0 / qb;
     for (int64_t task = claim.take(), following; task < B * KVH; task = fetch_next ? following : claim.take()) {
