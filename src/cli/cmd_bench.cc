@@ -16,16 +16,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backends/cpu/cpu_ops.h"
-#include "backends/cpu/peak.h"
 #include "cli/commands.h"
 #include "core/buffer.h"
 #include "core/check.h"
 #include "core/files.h"
 #include "core/rng.h"
 #include "core/system.h"
-#include "kernels/kernels.h"
-#include "kernels/newton_schulz_bf16.h"
+#include "kernels/backend.h"
+#include "composed/newton_schulz_bf16.h"
 #include "model/config.h"
 #include "model/gpt.h"
 #include "model/params.h"
@@ -144,7 +142,11 @@ void run_bench(const BenchFlags& f) {
   const int threads = setup_threads(f.threads);
   const CpuFeatures cf = cpu_features();
   const bool avx512 = cf.avx512f && cf.avx512bw, bf16 = avx512 && cf.avx512bf16, amx = bf16 && cf.amx_bf16;
-  const KernelTable& k = cpu_kernels();
+  const Backend& be = backend_for_device("cpu");
+  const KernelTable& k = be.kernels();
+  // oneDNN's bf16 GEMMs, timed beside ours where ours take the product.
+  const std::vector<Backend::AltGemm> alts = be.alternative_gemms ? be.alternative_gemms() : std::vector<Backend::AltGemm>{};
+  const Backend::AltGemm* onednn = alts.empty() ? nullptr : &alts.front();
   nlohmann::json out;
   out["machine"] = {{"host", hostname()}, {"threads", threads}, {"features", cf.describe()}, {"kernels", k.name}};
 
@@ -155,14 +157,15 @@ void run_bench(const BenchFlags& f) {
   // The compute peaks are measured again after each model's steps (see below), so a busy moment
   // here cannot make a later MFU look better than it is.
   auto measure_compute_peaks = [&] {
-    fma = std::max(fma, cpu::measure_compute_peak(false, 0.15, 1).gflops);
+    fma = std::max(fma, be.measure_peak(Precision::kFp32, 0.15, 1).gflops);
     // With AMX the tiles are the bf16 peak (the bf16 GEMMs and the attention run on them).
-    pbf16 = bf16 ? std::max(pbf16, cpu::measure_compute_peak(true, 0.15, 1).gflops) : fma;
+    pbf16 = bf16 ? std::max(pbf16, be.measure_peak(Precision::kBf16, 0.15, 1).gflops) : fma;
   };
   for (int i = 0; i < (f.quick ? 1 : 3); ++i) {
-    if (amx) amx_loaded = std::max(amx_loaded, cpu::peak_bf16_amx_loaded_gflops(0.15));
+    if (amx && be.measure_tiles_loaded_gflops)
+      amx_loaded = std::max(amx_loaded, be.measure_tiles_loaded_gflops(0.15));
     measure_compute_peaks();
-    triad = std::max(triad, cpu::triad_gbs(int64_t(1) << 25, 3));
+    triad = std::max(triad, be.measure_bandwidth_gbs(int64_t(1) << 25, 3));
   }
   const char* bf16_isa = amx ? "amx-bf16" : bf16 ? "avx512bf16" : "none (fp32)";
   out["peaks"] = {{"fp32_fma_gflops", fma}, {"bf16_gflops", pbf16}, {"triad_gbs", triad},
@@ -289,10 +292,10 @@ void run_bench(const BenchFlags& f) {
                }),
                fl, bf16_bytes, pbf16);
       }
-      if (s.bf16_out && bf16 && !amx) {  // our GEMM takes these (gemm_rows_bf16_avx512): oneDNN's beside it
+      if (s.bf16_out && bf16 && !amx && onednn) {  // our GEMM takes these (gemm_rows_bf16_avx512): oneDNN's beside it
         std::snprintf(name, sizeof name, "  oneDNN bf16 C: %s", s.what);
         report(name, time_median([&] {
-                 cpu::matmul_bf16_out_onednn(c_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
+                 onednn->matmul_bf16_out(c_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
                }),
                fl, bf16_c_bytes, pbf16);
       }
@@ -307,10 +310,10 @@ void run_bench(const BenchFlags& f) {
       }
       // Our GEMMs take some of these products (AMX: matmul_tiles.cc; AVX-512-BF16, beta 0 or 1:
       // gemm_rows_avx512.cc, and gemm_at_avx512.cc for A^T B): oneDNN's beside them.
-      if (amx || bf16) {
+      if ((amx || bf16) && onednn) {
         std::snprintf(name, sizeof name, "  oneDNN bf16 %s", s.what);
         report(name, time_median([&] {
-                 cpu::matmul_bf16_onednn(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f);
+                 onednn->matmul_bf16(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f);
                }),
                fl, bf16_bytes, pbf16);
       }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "kernels/backend.h"
 #include "core/check.h"
 #include "core/system.h"
 #include "data/documents.h"
@@ -66,7 +67,7 @@ void add_eval_command(CLI::App& app) {
     std::remove(tmp.c_str());  // the mapping stays valid after unlink
     const int T = run.model.seq_len;
     ValLoader val(shards, o->batch_size, T);
-    Gpt model(run.model, kernels_for_device(o->device.c_str()), o->batch_size, T);
+    Gpt model(run.model, backend_for_device(o->device).kernels(), o->batch_size, T);
     load_weights(run.weights_path, run.model, model.params());
     BpbResult r = evaluate_bpb(model, val, tok, o->batch_size, T);
     if (o->json) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "kernels/backend.h"
 #include "core/check.h"
 #include "core/system.h"
 #include "eval/run_folder.h"
@@ -36,7 +37,7 @@ void add_sample_command(CLI::App& app) {
     if (o->threads < 0) fail("--threads %d: must be >= 0", o->threads);
     setup_threads(o->threads);
     RunFolder run = open_run_folder(o->run_dir);
-    Gpt model(run.model, kernels_for_device(o->device.c_str()), 1, o->no_cache ? run.model.seq_len : 1);
+    Gpt model(run.model, backend_for_device(o->device).kernels(), 1, o->no_cache ? run.model.seq_len : 1);
     load_weights(run.weights_path, run.model, model.params());
     std::vector<uint32_t> prompt{run.tokenizer->bos_id()};
     run.tokenizer->encode(o->prompt, prompt);

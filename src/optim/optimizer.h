@@ -18,7 +18,7 @@
 
 #include "core/buffer.h"
 #include "kernels/kernels.h"
-#include "kernels/newton_schulz_bf16.h"
+#include "composed/newton_schulz_bf16.h"
 #include "model/params.h"
 
 namespace nt {

@@ -16,7 +16,6 @@
 #include <optional>
 #include <sstream>
 
-#include "backends/cpu/peak.h"
 #include "core/check.h"
 #include "core/duration.h"
 #include "core/files.h"
@@ -24,6 +23,7 @@
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "eval/bpb.h"
+#include "kernels/backend.h"
 #include "eval/sampler.h"
 #include "model/gpt.h"
 #include "model/weights_io.h"
@@ -143,9 +143,10 @@ TrainSummary run_training(const TrainConfig& given) {
   if (cfg.packing != "bestfit" && cfg.packing != "stream")
     fail("--packing %s: expected bestfit or stream", cfg.packing.c_str());
   const PackMode pack_mode = cfg.packing == "stream" ? PackMode::Stream : PackMode::BestFit;
-  const KernelTable& kernels = kernels_for_device(cfg.device.c_str());
+  const Backend& backend = backend_for_device(cfg.device);
+  const KernelTable& kernels = backend.kernels();
   const Precision prec = cfg.dtype.empty()
-                             ? (cfg.device == "cpu" && cpu_features().avx512bf16 ? Precision::kBf16 : Precision::kFp32)
+                             ? backend.default_precision()
                              : parse_precision(cfg.dtype.c_str());
   const int threads = setup_threads(cfg.threads);
 
@@ -181,7 +182,7 @@ TrainSummary run_training(const TrainConfig& given) {
   const size_t avail = available_memory_bytes();
   TrainProgress progress(cfg.quiet);
   progress.print(strf("nanotrain %s | device %s (%s) | %s | cpu features: %s | threads %d", NT_VERSION,
-                      cfg.device.c_str(), kernels.name, precision_name(prec), cpu_features().describe().c_str(), threads));
+                      cfg.device.c_str(), kernels.name, precision_name(prec), backend.describe().c_str(), threads));
   progress.print(strf("model: preset %s, depth %d, d_model %d, heads %d (kv %d) x %d, seq %d, vocab %d | params %lld "
                       "(%lld matmul, %lld embedding)",
                       cfg.shape.preset.c_str(), mc.depth, mc.d_model, mc.n_head, mc.n_kv_head, mc.head_dim, mc.seq_len,
@@ -203,10 +204,9 @@ TrainSummary run_training(const TrainConfig& given) {
   // clock starts (every thread's best of three 50 ms tries) and again after the last step, for
   // the summary: an assumed figure would be one machine's, and AVX-512 cores of different
   // generations differ by 2x in it (Zen 5 against Zen 4, Intel's AMX against its dot products).
-  const bool bf16 = prec == Precision::kBf16;
   const bool measure_peak = cfg.peak_gflops <= 0;
-  cpu::ComputePeak peak{cfg.peak_gflops, ""};
-  if (measure_peak) peak = cpu::measure_compute_peak(bf16, 0.05, 3);
+  ComputePeak peak{cfg.peak_gflops, ""};
+  if (measure_peak) peak = backend.measure_peak(prec, 0.05, 3);
   auto peak_source = [&] {
     if (!measure_peak) return std::string("--peak-gflops");
     return strf("measured now: %.0f GFLOP/s (%s)", peak.gflops, peak.unit);
@@ -400,7 +400,7 @@ TrainSummary run_training(const TrainConfig& given) {
   // Something on the machine can slow the tries before the first step (seen here: half the peak
   // in 3 of a dozen runs started back to back), never speed them up: the summary's MFU is
   // against the better of the two measurements.
-  if (measure_peak) peak.gflops = std::max(peak.gflops, cpu::measure_compute_peak(bf16, 0.05, 3).gflops);
+  if (measure_peak) peak.gflops = std::max(peak.gflops, backend.measure_peak(prec, 0.05, 3).gflops);
   run_eval();
   if (last_saved_step != step) save();  // always a checkpoint at the end
   if (cfg.profile) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/newton_schulz_bf16.h"
+#include "composed/newton_schulz_bf16.h"
 
 #include <omp.h>
 
@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "core/check.h"
-#include "kernels/upper_triangle.h"
+#include "composed/upper_triangle.h"
 
 namespace nt {
 
