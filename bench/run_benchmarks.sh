@@ -15,13 +15,13 @@
 #   BUDGETS       time budgets for `nanotrain train` val_bpb runs (default "5m 30m"; "" skips)
 #   DATA          --data for those runs (default: the default corpus, fetched on first use)
 #   OUT           folder for the raw results (default $TMPDIR/nanotrain-bench-DATE-TIME)
-#   QUICK         1: `bench --quick`, one model, BUDGETS=10s, compare_pytorch.sh with 3 steps
+#   QUICK         1: `bench --quick`, one model, compare_pytorch.sh with 3 steps, 10 s budgets
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NT=${NT:-build/nanotrain}
 QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then
-  CONFIGS=${CONFIGS:-cpu} STEPS=${STEPS:-1} ROUNDS=${ROUNDS:-1} PT_BUDGET=${PT_BUDGET:-0}
+  CONFIGS=${CONFIGS:-cpu} STEPS=${STEPS:-1} ROUNDS=${ROUNDS:-1} PT_BUDGET=${PT_BUDGET:-10}
   BUDGETS=${BUDGETS-10s} PT_STEPS=3 PT_MODELS=(cpu)
 else
   CONFIGS=${CONFIGS:-cpu,d6,d8} STEPS=${STEPS:-3} ROUNDS=${ROUNDS:-2} PT_BUDGET=${PT_BUDGET:-120}
@@ -62,19 +62,21 @@ done
 
 # The table.
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+family=$(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -1)
+[ -n "$family" ] && cpu="$cpu (family $(printf '%Xh' "$family"))"
 cores=$(nproc)
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 git diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
-/usr/bin/python3 - "$OUT" "$cpu, $cores threads" "$(date -u +%F)" "$commit" "$CONFIGS" "$BUDGETS" "$QUICK" <<'PY'
+/usr/bin/python3 - "$OUT" "$cpu, $cores threads" "$(date -u +%F)" "$commit" "$CONFIGS" "$BUDGETS" "$QUICK" "$DTYPES" <<'PY'
 import json, os, sys
-out, cpu, date, commit, configs, budgets, quick = sys.argv[1:8]
+out, cpu, date, commit, configs, budgets, quick, dtypes = sys.argv[1:9]
 models = configs.split(",")
 names = {"cpu": "`cpu`", "d6": "depth 6", "d8": "depth 8", "frontier": "`frontier`"}
 tail = f"{cpu} | {date} | {commit}"
 rows = []
 bench = json.load(open(f"{out}/bench.json"))
 steps = {(s["model"], s["dtype"]): s for s in bench.get("steps", [])}
-cmd = "`nanotrain bench --no-kernels --configs %s`" % configs
+cmd = "`nanotrain bench --no-kernels --configs %s --dtype %s`" % (configs, dtypes)
 for dtype in ("bf16", "fp32"):
     if any((m, dtype) in steps for m in models):
         cell = lambda m, f: f(steps[(m, dtype)]) if (m, dtype) in steps else ""
