@@ -10,11 +10,9 @@ namespace nt::cpu {
 // The diagonal blocks are mirrored too, so the result is exactly symmetric whatever order the
 // GEMM summed in.
 //
-// In 32 x 32 blocks (element by element, each element read came from a different cache line, and
-// Newton-Schulz's 512 x 512 mirrors took about 2 % of a depth-8 bf16 step). The blocks below the
-// diagonal go through 8 x 8 register transposes: element by element they were still 9 % of a
-// one-thread 512 x 512 Newton-Schulz (perf, Zen 4); the diagonal blocks, which would read what
-// they write, stay element by element.
+// In 32 x 32 blocks, because element by element every read comes from a different cache line.
+// The blocks below the diagonal go through 8 x 8 register transposes; the diagonal blocks, which
+// would read what they write, stay element by element.
 void mirror_upper_triangle(float* c, int64_t m) {
   constexpr int64_t kBlock = 32;
   const int64_t blocks = (m + kBlock - 1) / kBlock;
