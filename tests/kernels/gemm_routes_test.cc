@@ -294,7 +294,7 @@ TEST(KernelGemmRoutes, TheModelsProductsTakeTheirRoutes) {
   for (const Expect& e : model_calls()) EXPECT_EQ(route(e.op, e.tier, e.call), e.kernel) << e.what;
 }
 
-TEST(KernelGemmRoutes, EveryTierEndsWithARouteThatTakesEverything) {
+TEST(KernelGemmRoutes, EveryWalkEndsWithARouteThatTakesEverything) {
   // The ops and tiers that have an entry point: a walk there never runs out of routes.
   const std::pair<GemmOp, Isa> walks[] = {
       {GemmOp::kF32, Isa::kAvx2},           {GemmOp::kF32, Isa::kAvx512},

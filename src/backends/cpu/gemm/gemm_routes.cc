@@ -208,8 +208,9 @@ constexpr GemmPattern kNn{Trans::kNo, Trans::kNo, Beta::kZeroOrOne};
 constexpr GemmPattern kTn{Trans::kYes, Trans::kNo, Beta::kZeroOrOne};
 constexpr GemmPattern kGram{.gram = Gram::kYes};
 
-// The table. Per op, the walk order: the higher tiers' routes first, each tier ending with a route
-// that takes every call, so that a walk never reaches a lower tier's kernels.
+// The table: per op, in walk order, the higher tiers' routes first. A bf16 tier ends with a route
+// that takes every call, so that its walk never reaches a lower tier's kernels; the AVX-512 fp32
+// routes fall through to the floor's (matmul_avx512 ends in matmul's choice).
 constexpr GemmRoute kRoutes[] = {
     // fp32: matmul_avx512 (tier kAvx512), matmul (kAvx2).
     {kF32, kAvx512, kGram, NT_GEMM_IF(threads == 1), &kGramF32,

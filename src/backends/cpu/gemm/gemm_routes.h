@@ -2,7 +2,7 @@
 // The CPU backend's GEMM dispatch: one ordered table of routes (gemm_routes.cc). Each routing
 // entry point (gemm.h: matmul, matmul_avx512, matmul_bf16_tiles, ...) walks the routes of its op
 // at its kernel table's ISA tier and runs the first route whose tier is within its own, whose
-// pattern and condition hold and whose kernel takes the call; the last route of every tier
+// pattern and condition hold and whose kernel takes the call; every walk ends with a route that
 // takes everything (oneDNN, or a composed form).
 #pragma once
 #include <cstdint>
