@@ -136,8 +136,8 @@ Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bo
   auto it = cc.prims.find(key);
   if (it != cc.prims.end()) return *it->second;
   auto p = std::make_unique<Prim>();
-  // With AMX the matmul primitive runs on the tiles (brgemm) while the inner product stays on
-  // its AVX-512 GEMM.
+  // With AMX every product takes the matmul primitive: it runs on the tiles (brgemm), while the
+  // inner product stays on its AVX-512 GEMM.
   static const bool amx = cpu_features().amx_bf16;
   if (f32_in || ldc != n || amx || !make_inner_product(*p, m, n, k, ta, tb, beta, bf16_out)) {
     const dt in = f32_in ? dt::f32 : dt::bf16;
