@@ -122,9 +122,8 @@ void pack_x(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_t gro
 //
 // Columns contiguous: pair rows [kk0, kk1) of every panel, interleaving Y's rows 2 kk and
 // 2 kk + 1 a 64-byte line at a time. Each thread walks whole rows of Y: walking one panel down
-// its rows instead touched a new 4 KiB page every line (rows of the weight gradients' operands
-// are 2-4 KiB), which the hardware prefetchers do not follow: packing a 2048-column Y took
-// twice as long.
+// its rows instead would touch a new 4 KiB page every line (rows of the weight gradients'
+// operands are 2-4 KiB), which the hardware prefetchers do not follow.
 void pack_y_rows(uint16_t* dst, const Operand& y, int64_t n, int64_t kk0, int64_t kk1, int64_t k0, int64_t kc) {
   const int64_t pairs = round_up(kc, 32) / 2, panel_pairs = round_up(n, 32) / 32;
   for (int64_t kk = kk0; kk < kk1; ++kk) {
