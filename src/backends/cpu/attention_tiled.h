@@ -41,10 +41,9 @@ namespace nt::cpu::attention_tiled {
 namespace {
 
 // Query rows a block (even: pairs of query rows never straddle two blocks). The causal blocks
-// compute every score of the block's last row for all of its rows: at T 256, 64-row blocks
-// computed 25 % more products than the triangle, 32-row blocks 12 %, and attention at T 256
-// took 3-5 % less time (fwd + bwd, 14 alternating runs, Zen 4); at T 512-1024 1-3 %; at T 2048
-// the backward took 6 % longer with 32 rows, so long sequences keep 64.
+// compute every score of the block's last row for all of its rows: 32-row blocks waste fewer
+// products above the diagonal (at T 256, 12 % against 64-row blocks' 25 %), which pays up to
+// T 1024; at T 2048 the backward is faster with 64.
 constexpr int64_t kMaxQBlock = 64;
 inline int64_t q_block(int64_t T) { return T <= 1024 ? 32 : kMaxQBlock; }
 
@@ -91,11 +90,9 @@ T* grab(Slot slot, int64_t n) {
 }
 
 // Whether the fetches below go to L2 (prefetcht1) rather than to L1 as well (prefetcht0). On Zen
-// 4, fetching into L1 pushed the tiles' operands out of its 32 KiB, and the loads of the rows
-// still waited: bf16 at depth 6's shapes, 2 threads, medians of 8 interleaved runs, the forward
-// took 6 % and the backward 6 % less time with prefetcht1 (docs/PERFORMANCE.md, twenty-sixth
-// session). The cores measured otherwise (Zen 5) keep prefetcht0: there a probe found lines
-// fetched by prefetcht1 reloaded as slowly as from L3.
+// 4, fetching into L1 pushes the tiles' operands out of its 32 KiB, and the loads of the rows
+// still wait. The other cores measured (Zen 5) keep prefetcht0: there lines fetched by
+// prefetcht1 reload as slowly as from L3.
 inline bool fetch_to_l2() {
   static const bool l2 = cpu_features().amd_zen4;
   return l2;
@@ -121,16 +118,15 @@ inline void prefetch_row(const float* x, int64_t stride, int64_t r, int64_t rows
 }
 
 // Both passes fetch the rows their next task reads while this one's products run, where those
-// rows take at most kPrefetchBytes: at T 256 (depth 6's shapes, bf16, 2 threads) the forward
-// took 7 % and the backward 6 % less time; at T 2048 (1 MiB of K and V a task, 2.5 MiB of a
-// head's rows in the backward) they would push the task's own working set out of L2.
+// rows take at most kPrefetchBytes (short sequences gain); at T 2048 (1 MiB of K and V a task,
+// 2.5 MiB of a head's rows in the backward) they would push the task's own working set out of L2.
 constexpr int64_t kPrefetchBytes = 512 << 10;
 
 // Tasks handed out one at a time, as schedule(dynamic, 1) would. Where the passes fetch the next
 // task's rows, each thread claims its next task as it starts one, so that it knows it; elsewhere
 // it claims it when it gets there: with a few long tasks (T 2048: 32 of them at `frontier`), a
-// task claimed ahead waited on its thread's current one while the other thread ran out of work
-// (the forward 10-20 % slower).
+// task claimed ahead would wait on its thread's current one while the other thread ran out of
+// work.
 struct ClaimAhead {
   std::atomic<int64_t> next{0};
   int64_t take() { return next.fetch_add(1, std::memory_order_relaxed); }
@@ -299,9 +295,8 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
     // fetched, a share a block.
     const bool fetch_next = 5 * T * D * int64_t(sizeof(float)) <= kPrefetchBytes;
     // Where the fetches go to L2 (Zen 4), each block-product's share is issued in parts, one
-    // before each of its kProducts products: at depth 6's and 8's shapes the bf16 backward took 4-5 % less
-    // time than with the share in one burst at the start (fp32 2 %), where perf had put stalls
-    // on the prefetch instructions. Elsewhere the burst stays, as measured on Zen 5.
+    // before each of its kProducts products: in one burst at the start, the prefetch
+    // instructions stall there. Elsewhere (Zen 5) the burst stays.
     constexpr int kProducts = 5;  // S, dP, dQ, dKᵀ, dVᵀ: fetch_part(0) .. fetch_part(4) below
     const int fetch_parts = fetch_to_l2() ? kProducts : 1;
     int64_t steps = 0;  // block products a head
@@ -386,8 +381,8 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
             // dQ = dS K (the span's keys): one span's product goes through ob, written out with
             // streaming stores; with several, each adds into the head's dQ rows in dqh (the
             // first writes), written out after the last span. (Added into dQ itself, rows 2 KiB
-            // and more apart in a tensor far past the caches, each span's product loaded and
-            // stored them from memory: 18 % of the frontier shapes' backward.)
+            // and more apart in a tensor far past the caches, each span's product would load
+            // and store them from memory.)
             fetch_part(2);
             const P* kn_span = kn + j0 / 2 * D;
             if (span == T) {

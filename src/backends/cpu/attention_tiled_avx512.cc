@@ -60,8 +60,8 @@ struct Avx512Passes {
   // dst (cols x rows, row stride ldd) = src (rows x cols) transposed, in 16 x 16 blocks: dK and
   // dV out of their transposed accumulators into the gradient tensors. Where dst's rows are
   // aligned, each gets whole 64-byte lines with streaming stores: the 8 x 8 blocks' half lines
-  // read every line for ownership first, rows 2 KiB or more apart (depth 8's shapes: the
-  // backward 15.7-16.3 -> 12.5-13.9 ms; whole lines stored through the cache gained nothing).
+  // would read every line for ownership first, rows 2 KiB or more apart (whole lines stored
+  // through the cache gain nothing).
   static void write_transposed(float* dst, int64_t ldd, const float* src, int64_t lds, int64_t rows, int64_t cols) {
     const bool lines = aligned_rows(dst, ldd);
     const int64_t rows16 = rows / 16 * 16, cols16 = cols / 16 * 16;

@@ -16,8 +16,8 @@ inline __m512 widen16(const uint16_t* p, __mmask16 m) { return widen_bf16x16(loa
 
 // An elementwise pass in chunks over the threads; op(i, mask) computes and stores the 16
 // elements from i (fewer at the end, as the mask says). Whole vectors get a constant full mask,
-// which the compiler turns into plain loads and stores: masked ones streaming from memory ran at
-// a third of the rate on Zen 5 (bf16 relu2 over d6's N x F: 11 against 37 GB/s, one core).
+// which the compiler turns into plain loads and stores: masked ones streaming from memory run at
+// a fraction of the rate on Zen 5.
 template <class Op>
 void in_chunks(int64_t n, const char* zone, Op op) {
   constexpr int64_t kChunk = 16384;

@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_backend.h"
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/gemm/gemm_routes.h"
 #include "backends/cpu/peak.h"
 #include "core/system.h"
 
@@ -23,7 +24,7 @@ const Backend kCpu = {
     },
     .measure_bandwidth_gbs = triad_gbs,
     .measure_tiles_loaded_gflops = [](double seconds) { return has_tiles() ? peak_bf16_amx_loaded_gflops(seconds) : 0.0; },
-    .gemm_routes = nullptr,
+    .gemm_routes = gemm_routes_text,
     .alternative_gemms = [] { return std::vector<Backend::AltGemm>{{"onednn", matmul_bf16_onednn, matmul_bf16_out_onednn}}; },
 };
 }  // namespace

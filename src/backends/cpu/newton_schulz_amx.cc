@@ -2,10 +2,9 @@
 // Muon's bf16 Newton-Schulz iteration on AMX tiles, in one op (contract: kernels.h,
 // newton_schulz_bf16; built with -mamx-*, called only when cpu_features().amx_bf16).
 //
-// Composed from the table's GEMMs, the iteration's products (X X^T, A A^T, P X on 512 x 512 and
-// 512 x 2048, one thread each while Muon runs its matrices side by side) ran at 0.8-1.1 TFLOP/s:
-// every call packed its operands into AMX's layouts again, and rows of a row-major operand
-// 1-4 KiB apart fall into a few L1 sets. Here every operand lives in the tiles' own layouts,
+// Composed from the table's GEMMs (one thread a matrix while Muon runs its matrices side by
+// side), every call would pack its operands into AMX's layouts again, and rows of a row-major
+// operand 1-4 KiB apart fall into a few L1 sets. Here every operand lives in the tiles' own layouts,
 // each tile 1 KiB contiguous, and the product that makes the next iterate writes it, rounded to
 // bf16, straight into the three layouts the next iteration reads:
 //   A layout of an (R, K) matrix: tile (I, s) holds rows 16 I.. and columns 32 s.. (16 rows of
@@ -110,8 +109,8 @@ void emit_block(const float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t m, 
 
 // The blocks on and above the diagonal of C (m, m) = X X^T, X (m, K) given by its A layout `a`
 // and the B layout `bt` of its transpose: 32 x 32 fp32 blocks, each contiguous (block (bi, bj)
-// at bi m/32 + bj: a row-major C's rows, 2 KiB apart at m = 512, crowded a few L1 sets and took
-// 20 % longer). In passes of kGramSteps k-steps: a block row's two A tiles of a pass stay in L1
+// at bi m/32 + bj: a row-major C's rows, 2 KiB apart at m = 512, would crowd a few L1 sets). In
+// passes of kGramSteps k-steps: a block row's two A tiles of a pass stay in L1
 // while the blocks to its right stream theirs from L2.
 void gram_upper(float* c, const uint16_t* a, const uint16_t* bt, int64_t m, int64_t k) {
   const int64_t steps = k / 32, blocks = m / 32;

@@ -6,9 +6,8 @@
 // `gram`, the one on the Gram matrix (long matrices; gram_iteration below).
 //
 // Composed from the table's GEMMs, one thread per matrix while Muon runs its matrices side by
-// side, the iteration's products ran at 77-80 % of a core's bf16 peak on 384 and 512 squares:
-// every oneDNN call packs its operands again, and the upper triangles of X X^T and A A went
-// through four block rows of narrower products. Here the operands stay in the tile's layouts
+// side, every oneDNN call would pack its operands again, and the upper triangles of X X^T and A A
+// go through four block rows of narrower products. Here the operands stay in the tile's layouts
 // from one product to the next:
 //   xa  (m, n) bf16 rows: X, the A operand of X X^T;
 //   xbt the B operand of X X^T (X^T, k = n): panel p (columns 32 p.. of X^T, rows of X) holds
@@ -18,7 +17,7 @@
 //   aa  (m, m) bf16 rows and ab (panels of pairs, as xb): A, both operands of A A (A^T = A);
 //   pa  (m, m) bf16 rows: P = a I + b A + c A A.
 // Each panel is contiguous (k/2 pair-rows of 128 bytes): a row-major B operand's pair-rows,
-// 2 KiB apart at m = 512, fell into a few L1 sets, and the 512 x 512 products ran 10 % slower.
+// 2 KiB apart at m = 512, would fall into a few L1 sets.
 // X X^T and A A multiply the 32-column panels on and above the diagonal only (53 % of the
 // product at m = 512), and the next iterate's three layouts are written from each 32 x 32
 // block of P X as it is made. The roundings are NewtonSchulzBf16's: A and A A in fp32, P by the
@@ -128,8 +127,8 @@ void product(const uint16_t* p, const uint16_t* xb, int64_t m, int64_t n, float*
 
 // Long matrices: NewtonSchulzBf16::run_on_gram's iteration on X0 (already in xa, xbt, xb), with
 // its roundings. G0 = X0 X0^T, the product Q of the steps' polynomials and X = Q X0 on the bf16
-// tile, in the layouts above (composed, those three went through oneDNN at ~74 % of a core's
-// bf16 peak, and a tall matrix was transposed there and back); the chain that carries G from
+// tile, in the layouts above (composed, those three would go through oneDNN, a tall matrix
+// transposed there and back); the chain that carries G from
 // step to step is the composed version's own, newton_schulz_gram_step on this backend's table
 // (G G, P G, P (P G) in fp32 on symmetric_product_f32_avx512). x is free once X0 is in bf16: it
 // holds the fp32 R = P G and Q (2 m^2 <= m n).

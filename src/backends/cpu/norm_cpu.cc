@@ -36,11 +36,8 @@ void rmsnorm_fwd_rows(float* out, uint16_t* out_h, float* rstd, const float* inp
 
 // The normalised output from out, or widened from its bf16 copy out_h (then dinp_h may be out_h:
 // a row is widened before its own copy is written). Rows are handed out 64 at a time: split
-// statically, one thread's half took up to twice the other's in depth-6 bf16 steps (which one,
-// and by how much, changed between runs), and the other waited at the barrier; handed out, the
-// norm's backward took 12-19 % less time (two sets of 8 alternating rounds). The forward keeps
-// its static split: handed out, it was no faster (34 % slower in one set; the zone moves by 15 %
-// between sets unchanged).
+// statically, one thread's half could take up to twice the other's, and the other would wait at
+// the barrier. The forward keeps its static split: handed out, it was no faster.
 void rmsnorm_bwd_rows(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const uint16_t* out_h,
                       const float* rstd, int64_t rows, int64_t dim, bool acc, ConvertRow convert) {
 #pragma omp parallel

@@ -59,8 +59,8 @@ ComputePeak measure_compute_peak(bool bf16, double seconds, int tries) {
   else loop = peak_fma_avx2_gflops, peak.unit = "fp32 AVX2 FMA";
   // Each thread times the loop on its own core, all at once (the loop's own parallel region,
   // nested here, runs on the calling thread), keeping its best try: a try in which the host
-  // took one core away then costs only that thread's figure for that try. (Summed over the
-  // threads of each try, one such moment in every try halved the peak: MFU 137 %.)
+  // took one core away then costs only that thread's figure for that try (summed over the
+  // threads of each try, one such moment in every try would halve the peak).
   double total = 0;
 #pragma omp parallel reduction(+ : total)
   {

@@ -8,7 +8,7 @@ namespace nt::cpu {
 
 // Twenty-four named accumulators (an array would be kept in memory); the empty asm keeps the
 // compiler from folding the chains. vdpbf16ps needs ~24 independent chains to keep both ports
-// busy on Zen 5 (12 chains measured 9 % below 24); FMA needs 8-12, and 24 costs it nothing.
+// busy on Zen 5; FMA needs 8-12, and 24 costs it nothing.
 #define NT_PEAK_LOOP(OP)                                                                        \
   for (int64_t it = 0; it < n; ++it) {                                                          \
     a0 = OP(a0), a1 = OP(a1), a2 = OP(a2), a3 = OP(a3), a4 = OP(a4), a5 = OP(a5);               \

@@ -130,9 +130,9 @@ inline uint16_t bf16_1(float x) { return uint16_t(bf16_hi1(x) >> 16); }
 
 // dst (cols x rows) = src (rows x cols) transposed, 32-bit elements (floats, or bf16 pairs);
 // 8 x 8 blocks through registers, scalar edges. The blocks go along dst's rows, so that each of
-// its lines is written whole before the next (the attention's dK and dV went straight into the
+// its lines is written whole before the next (the attention's dK and dV go straight into the
 // gradient tensors, whose rows are far apart: written a half line at a time, column block by
-// column block, those transposes took a quarter of the attention's backward).
+// column block, those transposes would be slow).
 inline void transpose_32bit(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t lds, int64_t rows, int64_t cols) {
   const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
   for (int64_t j = 0; j < cols8; j += 8) {

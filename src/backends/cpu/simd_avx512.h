@@ -53,8 +53,8 @@ inline __m512 exp16_bf16(__m512 x) {
 }
 
 // tanh of N vectors in place, each step taken across all N before the next: N independent
-// chains of some 20 dependent operations side by side, which the core overlaps (one vector at a
-// time, the cross-entropy's first pass took 1.6 times as long: xent_avx512.cc).
+// chains of some 20 dependent operations side by side, which the core overlaps (the
+// cross-entropy's first pass, xent_avx512.cc).
 template <int N>
 inline void tanh16_n(__m512 (&x)[N]) {
   __m512 d[N];
@@ -158,13 +158,12 @@ inline __mmask32 lanes32(int64_t n) {
   return n >= 32 ? __mmask32(0xffffffffu) : n <= 0 ? __mmask32(0) : __mmask32((1u << n) - 1);
 }
 
-// Masked loads and stores, plain where the mask is whole. Zen 5 ran masked ones streaming from
-// memory at a fraction of a plain one's rate: a bf16 pass over d6's N x F at 11 against 37 GB/s
-// (one core); in `nanotrain bench` relu2 on bf16 took 3.0 against 0.65 ms. The kernels that
-// stream (the conversions, the GEMMs' packing and epilogues, the cross-entropy) go through
-// these; the branch is predictable, and with a constant mask it folds away. The attention's
-// passes and the tiles' inner loops, on operands in L1, keep the intrinsics: with the branch the
-// attention ran 5 % slower. Same arguments as the intrinsics they stand for.
+// Masked loads and stores, plain where the mask is whole: Zen 5 runs masked ones streaming from
+// memory at a fraction of a plain one's rate. The kernels that stream (the conversions, the
+// GEMMs' packing and epilogues, the cross-entropy) go through these; the branch is predictable,
+// and with a constant mask it folds away. The attention's passes and the tiles' inner loops, on
+// operands in L1, keep the intrinsics, where the branch would cost. Same arguments as the
+// intrinsics they stand for.
 inline __m512 load_masked_ps(__mmask16 m, const float* p) {
   return m == __mmask16(0xffff) ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
 }

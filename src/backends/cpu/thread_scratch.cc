@@ -8,8 +8,8 @@
 
 namespace nt::cpu {
 
-// 64-byte aligned: an AMX tile load whose 64-byte rows straddle cache lines ran 6.5x slower
-// (17 against 2.6 ns a tile, measured on a Xeon with AMX).
+// 64-byte aligned: an AMX tile load whose 64-byte rows straddle cache lines is several times
+// slower.
 void* thread_scratch(int slot, size_t bytes) {
   static thread_local std::vector<uint32_t> buffers[kScratchSlots];
   std::vector<uint32_t>& b = buffers[slot];

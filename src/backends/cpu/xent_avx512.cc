@@ -17,10 +17,8 @@ namespace {
 // Pass 1 of a row where cap <= kXentShiftByCapMax, kBlock vectors at a time: u = tanh(l / cap)
 // into urow, exp(cap u - cap) into e, the exps summed into acc. Each step runs across the block's
 // vectors (tanh16_n), so that the core overlaps their chains of dependent operations (tanh's, then
-// the exp's): the whole cross-entropy of 1024 x 8192 logits with the bf16 gradient, 2 threads on
-// Zen 5, took 2.1-2.2 ms against 3.3-3.4 a vector at a time (blocks of 4 vectors 2.5-2.6, of 16
-// 2.3). avail: the logits from l on (the next rows' lines are fetched too). Returns the elements
-// done.
+// the exp's; kBlock 8 measured best). avail: the logits from l on (the next rows' lines are
+// fetched too). Returns the elements done.
 constexpr int kBlock = 8;
 int64_t small_cap_pass1(const float* l, float* urow, float* e, int64_t V, int64_t avail, __m512 vinv, __m512 vcap,
                         __m512& acc) {

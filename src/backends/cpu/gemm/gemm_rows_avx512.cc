@@ -1,33 +1,28 @@
 // SPDX-License-Identifier: MIT
 // Our GEMM on the AVX-512-BF16 register tile for the products whose A is not transposed (contract
-// in cpu_ops.h, gemm_rows_bf16_avx512 / gemm_rows_f32_avx512), on CPUs with AVX-512-BF16 and no
+// in gemm.h, gemm_rows_bf16_avx512 / gemm_rows_f32_avx512), on CPUs with AVX-512-BF16 and no
 // AMX: the linear layers' forward products and data gradients, the head's forward and data
-// gradient. It began with a bf16 C: oneDNN 2.6's inner product accumulates the whole C in an
-// fp32 buffer and converts it in a second pass (8192 x 2048 x 512: 43.1 ms against 40.1 with an
-// fp32 C); here each 8 x 32 block of C is rounded from the tile's registers, and the MLP's
-// activation, forward or backward, is applied there too, which saves its own pass over memory
-// (relu2_fwd_bf16 / relu2_bwd_bf16 in cpu_ops.h). With an fp32 C (streamed past the caches when
-// large, or added to) it is 0-13 % faster than oneDNN on this model's shapes too. The head's
-// weights, read by every row chunk's two products, can be packed into its panels once a step
-// (the kernel table's packed-B trio: rows_pack_b, matmul_bf16_packed_b_avx512).
+// gradient (gemm_routes.cc says which). oneDNN's inner product accumulates a bf16 C in an fp32
+// buffer and converts it in a second pass; here each 8 x 32 block of C is rounded from the
+// tile's registers, and the MLP's activation, forward or backward, is applied there too, which
+// saves its own pass over memory (relu2_fwd_bf16 / relu2_bwd_bf16). An fp32 C is streamed past
+// the caches when large, or added to. The head's weights, read by every row chunk's two
+// products, can be packed into its panels once a step (the kernel table's packed-B trio:
+// rows_pack_b, matmul_bf16_packed_b_avx512).
 //
 // C = A op(B): A (m, k) bf16 rows read in place (the tile broadcasts one pair of a row's
 // elements at a time); op(B) packed once a call, by all threads, into 32-column panels of k/2
 // pair-rows, pair-row kk of panel p holding the pairs (B(2 kk, j), B(2 kk + 1, j)) for j =
 // 32 p .. 32 p + 31 (zeros past n). Each thread takes row blocks of kBlockRows and runs every
 // panel over them: the block's rows stay in L2 across the panels, each panel in L1 and L2 across
-// the block's tiles. Measured against oneDNN in one process (2 threads, Zen 4, medians of 7-11;
-// docs/PERFORMANCE.md has the table): 8192 x 2048 x 512 with a bf16 C 38.3-40.7 against
-// 43.1-45.6 ms (38.8-41.6 against 44.7-47.0 with the activation written too); 8192 x 1024 x 256
-// 10.0 against 11.9-12.3 ms; fp32 C, q k v's forward 8192 x 1536 x 512 29.6 against 30.4 ms,
-// c_fc's data gradient 8192 x 512 x 2048 38.7 against 40.8. Built with -mavx512*; called only
-// after a CPUID check.
+// the block's tiles. Built with -mavx512*; called only after a CPUID check.
 #include <immintrin.h>
 #include <omp.h>
 
 #include <cstring>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/simd_avx2.h"
 #include "backends/cpu/simd_avx512.h"
 #include "backends/cpu/steal_ranges.h"
@@ -173,9 +168,7 @@ int64_t panels_size(int64_t n, int64_t k) { return (n + kPanel - 1) / kPanel * k
 // head's forward, m = 1024 rows of a chunk against V columns), the units run along groups of
 // panels of about kGroupBytes, each against every row block: the group stays in L2 and A, the
 // smaller operand, is read again from L3, where B's panels read again for every row block (32
-// MiB of them at `frontier`) came from memory. 1024 x 32768 x 512: 47.6-48.1 against 54.3-56.5
-// ms; 1024 x 8192 x 512 (depth 8) 11.0-11.7 against 11.9-13.1 (the scratch program's rounds,
-// cold caches).
+// MiB of them at `frontier`) would come from memory.
 struct Units {
   int64_t panels, blocks, parts, count;
   bool by_part;  // units ordered part by part (each part against every row block)
@@ -206,14 +199,11 @@ void sweep_unit(const Out& out, const uint16_t* a, const uint16_t* packed, int64
   for (int64_t p = p0; p < p1; ++p) {
     // inp's line in each row of panel p + 4, fetched into L2 while this panel's tiles run:
     // inp comes from memory, its rows n elements apart (4 KiB at depth 8: they share one L1
-    // set, so L2). Without it the relu2 bwd epilogue waited on every line and made the
-    // product 15 % slower than a bf16 C alone; with it 5-7 % (8192 x 2048 x 512: 39.9-40.6
-    // against 37.9 ms; 1 or 2 panels ahead, or into L1: 40.0-45.8).
+    // set, so L2). Without it the relu2 bwd epilogue waits on every line.
     if (out.inp && p + 4 < p1)
       for (int64_t r = 0; r < rows; ++r)
         _mm_prefetch(reinterpret_cast<const char*>(out.inp + (i0 + r) * n + kPanel * (p + 4)), _MM_HINT_T1);
-    if (E == Epilogue::kF32Add && p + 4 < p1)  // the same for C's two lines a row (C += 3 % faster
-                                                // at 8192 x 512 x 2048, 7 % at depth 4's shape)
+    if (E == Epilogue::kF32Add && p + 4 < p1)  // the same for C's two lines a row
       for (int64_t r = 0; r < rows; ++r) {
         const float* cl = static_cast<const float*>(out.c) + (i0 + r) * n + kPanel * (p + 4);
         _mm_prefetch(reinterpret_cast<const char*>(cl), _MM_HINT_T1);
@@ -229,9 +219,8 @@ void sweep_unit(const Out& out, const uint16_t* a, const uint16_t* packed, int64
 // (and the matching columns of A), the epilogue E writing their sum. Where the units are the
 // whole sum they are shared out by work stealing (`whole`, steal_ranges.h): a unit's result is
 // the same whichever thread runs it, and on a shared machine one core can run slower than the
-// other for a while (in one depth-8 trace these tiles took 10 % longer on one thread, and the
-// other waited at the end of every product). Units handed out one at a time in order
-// (schedule(dynamic, 1)) alternate between the threads: a depth-8 bf16 step took 4.9 % longer.
+// other for a while (the other would wait at the end of every product). Units handed out one at
+// a time in order (schedule(dynamic, 1)) would alternate between the threads, losing locality.
 // Where k is summed in blocks each thread keeps the same units in every block (static), so that
 // no barrier is needed between blocks.
 template <Epilogue E>
@@ -248,10 +237,9 @@ void sweep(const Out& out, const uint16_t* a, const uint16_t* packed, int64_t m,
 
 // The GEMM with op(B) packed into panels here, or, with prepacked, already (its B not read).
 // An fp32 C with a long reduction (the head's data gradient, k = V) is summed over blocks of
-// kBlockPairs pair-rows, each block's tiles adding to C: a tile over all of k = 32768 read its 2
-// MiB panel from L3 or memory (1024 x 512 x 32768: 42.6-46.6 against 54.8-60.4 ms; 1024 x 512 x
-// 8192, depth 8, 10.3-11.2 against 10.7-11.3). A thread's units are the same in every block
-// (one static schedule over the same count), so no barrier is needed between blocks.
+// kBlockPairs pair-rows, each block's tiles adding to C: a tile over all of k = 32768 would read
+// its 2 MiB panel from L3 or memory. A thread's units are the same in every block (one static
+// schedule over the same count), so no barrier is needed between blocks.
 template <Epilogue E>
 void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool tb,
          const uint16_t* prepacked = nullptr) {
@@ -341,13 +329,13 @@ void rows_pack_b(uint16_t* packed, const uint16_t* b, int64_t n, int64_t k, bool
   for (int64_t p = 0; p < panels; ++p) pack_panel(packed + p * panel_elems, b, n, k, tb, p);
 }
 
-void matmul_bf16_packed_b_avx512(float* c, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n, int64_t k,
-                                 bool ta, float beta) {
-  if (m < 1 || n < 1) return;
-  if (k % 2 == 0 && !ta && (beta == 0.0f || beta == 1.0f)) {
-    rows_f32(c, a, nullptr, packed, m, n, k, false, beta == 1.0f);
-    return;
-  }
+void gemm_rows_f32_packed_avx512(float* c, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n, int64_t k,
+                                 bool add) {
+  rows_f32(c, a, nullptr, packed, m, n, k, false, add);
+}
+
+void matmul_bf16_onednn_rows_packed(float* c, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n,
+                                    int64_t k, bool ta, float beta) {
   const uint16_t* plain = packed;  // op(B) as (k, n) rows, for oneDNN
   if (k % 2 == 0) {                // out of its panels: pair-row kk of panel p, pair jj, holds
                                    // B(2 kk, 32 p + jj) and B(2 kk + 1, 32 p + jj)
@@ -361,45 +349,6 @@ void matmul_bf16_packed_b_avx512(float* c, const uint16_t* a, const uint16_t* pa
     plain = u;
   }
   matmul_bf16_onednn(c, a, plain, m, n, k, ta, false, beta);
-}
-
-void matmul_bf16_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
-                        bool tb, float beta) {
-  if ((beta == 0.0f || beta == 1.0f) && !is_gram(a, b, ta, tb, m, n, k, beta)) {
-    if (ta && !tb ? gemm_at_f32_avx512(c, a, b, m, n, k, beta == 1.0f)
-                  : gemm_rows_f32_avx512(c, a, b, m, n, k, ta, tb, beta == 1.0f))
-      return;
-  }
-  matmul_bf16_onednn(c, a, b, m, n, k, ta, tb, beta);
-}
-
-void matmul_bf16_relu2_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
-                              bool tb, float beta, bool relu2_a) {
-  if (ta && !tb && !relu2_a && (beta == 0.0f || beta == 1.0f) &&
-      gemm_at_f32_avx512(c, a, b, m, n, k, beta == 1.0f, true))
-    return;
-  relu2_then_matmul<uint16_t>(c, a, b, m, n, k, ta, tb, beta, relu2_a, relu2_fwd_bf16_avx512, matmul_bf16_avx512);
-}
-
-void matmul_bf16_out_avx512(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
-                            bool ta, bool tb) {
-  if (!gemm_rows_bf16_avx512(c, nullptr, nullptr, a, b, m, n, k, ta, tb))
-    matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
-}
-
-void matmul_bf16_out_relu2_avx512(uint16_t* c, uint16_t* act, const uint16_t* a, const uint16_t* b, int64_t m,
-                                  int64_t n, int64_t k, bool ta, bool tb) {
-  if (gemm_rows_bf16_avx512(c, act, nullptr, a, b, m, n, k, ta, tb)) return;
-  matmul_bf16_out_onednn(c, a, b, m, n, k, ta, tb);
-  relu2_fwd_bf16_avx512(act, c, m * n);
-}
-
-void matmul_bf16_out_relu2_bwd_avx512(uint16_t* dinp, const uint16_t* inp, const uint16_t* a, const uint16_t* b,
-                                      int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
-  if (gemm_rows_bf16_avx512(dinp, nullptr, inp, a, b, m, n, k, ta, tb)) return;
-  uint16_t* dout = static_cast<uint16_t*>(thread_scratch(kScratchRelu2, size_t(m * n) * sizeof(uint16_t)));
-  matmul_bf16_out_onednn(dout, a, b, m, n, k, ta, tb);
-  relu2_bwd_bf16_avx512(dinp, dout, inp, m * n);
 }
 
 }  // namespace nt::cpu

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Our fp32 GEMMs whose B is packed whole, once a call (contracts in cpu_ops.h), on the fp32 pair
-// tile (gemm_pairs_f32_avx512: 6 x 32, 96-100 % of a core's fp32 peak on warm operands), in three
+// Our fp32 GEMMs whose B is packed whole, once a call (contracts in gemm.h), on the fp32 pair
+// tile (gemm_pairs_f32_avx512: 6 x 32, near a core's fp32 peak on warm operands), in three
 // forms: C = or += A B^T (sgemm_nt_avx512, B (n, k)); C = or += A B (sgemm_nn_avx512, B (k, n));
 // and the Gram product C = A A^T (gram_f32_avx512), of which only the tiles that reach the upper
 // triangle are multiplied (53 % of the FLOPs at m = 512), then mirrored. They take the products
-// of fp32 runs where oneDNN 2.6 lags (matmul_cpu.cc says which).
+// of fp32 runs where oneDNN lags (gemm_routes.cc says which).
 //
 // B is packed by all threads into 32-column panels of k/2 pair-rows (the tile's layout: pair-row
 // kk of panel p holds the pairs (B^T(2 kk, j), B^T(2 kk + 1, j)) for j = 32 p .. 32 p + 31; the
@@ -14,8 +14,8 @@
 // kDepth pair-rows of a panel at a time (32 KiB, in L1 across the block's 16 tiles). Where the
 // packed panels outgrow kPartBytes, or the row blocks are too few to keep the threads evenly
 // busy, the panels are split into parts, taken part by part: a part stays in L3 while every row
-// block passes over it (at the head's 1024 x 8192 x 512, each row block streaming all 16 MiB of
-// panels from memory ran 19 % slower). Built with -mavx512*; called only after a CPUID check.
+// block passes over it (at the head's 1024 x 8192 x 512, each row block would stream all 16 MiB
+// of panels from memory). Built with -mavx512*; called only after a CPUID check.
 #include <immintrin.h>
 #include <omp.h>
 
@@ -23,6 +23,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/simd_avx2.h"
 #include "backends/cpu/simd_avx512.h"
 #include "backends/cpu/mirror_upper.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The AVX-512-BF16 register-tile GEMM behind the bf16 attention (contract in cpu_ops.h).
+// The AVX-512-BF16 register-tile GEMM behind the bf16 attention (contract in gemm.h).
 //
 // A tile is up to 8 rows x 32 columns of C: 16 zmm accumulators, enough independent
 // vdpbf16ps chains to keep both ports busy. Per pair-row of B: two loads of 16 packed pairs,
@@ -8,7 +8,7 @@
 // CPUID check.
 #include <immintrin.h>
 
-#include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/simd_avx512.h"
 
 namespace nt::cpu {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Our fp32 GEMM for A transposed (contract in cpu_ops.h, sgemm_at_avx512): C (m, n) = A^T B or
+// Our fp32 GEMM for A transposed (contract in gemm.h, sgemm_at_avx512): C (m, n) = A^T B or
 // C += A^T B with A (k, m) and B (k, n) fp32 rows and k long, on the fp32 pair tile
 // (gemm_pairs_f32_avx512): the weight gradients dW = dY^T X of fp32 runs, summed over a step's
-// tokens, where oneDNN 2.6 lags (matmul_cpu.cc says which).
+// tokens, where oneDNN lags (gemm_routes.cc says which).
 //
 // Blocked along k as in GotoBLAS (gemm_at_avx512.cc is the bf16 sibling). For each block of kc
 // rows of A and B, the threads pack the block of B together into 32-column pair panels (kc keeps
@@ -12,8 +12,8 @@
 // panel, the tiles adding the block's sum to C. Where k is short enough for B to be packed whole
 // (the head's weight gradient, a chunk of tokens), the loops turn around: B is packed once and
 // each group of C's rows runs through every block while it stays in L2. Packing moves (m + n) k
-// floats against the product's 2 m n k FLOPs: it pays where n is wide. (Each thread packing the
-// whole block for itself made a depth-8 fp32 step's c_fc backward 4 % and its head 9 % slower.)
+// floats against the product's 2 m n k FLOPs: it pays where n is wide. (The threads share the
+// packing: each packing the whole block for itself is slower.)
 // Built with -mavx512*; called only after a CPUID check.
 #include <immintrin.h>
 #include <omp.h>
@@ -21,6 +21,7 @@
 #include <algorithm>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/simd_avx512.h"
 #include "profile/profile.h"
 
@@ -79,10 +80,9 @@ bool sgemm_at_avx512(float* c, const float* a, const float* b, int64_t m, int64_
   const int64_t panels = (n + kPanel - 1) / kPanel, lda = kc + kPad, blocks = (k + kc - 1) / kc;
   // Where every block of B fits in kWholeBytes packed, B is packed whole once, and each group of
   // C's rows takes all the blocks in turn while it stays in L2: C is loaded and stored once a
-  // call, not once a block. The head's weight gradient (C 8192 x 512, k 1024 a chunk: four
-  // blocks, C from memory four times) took 25.1 against 27.7 ms with C += inside a depth-8 fp32
-  // step (5 rounds, medians), 25.1 against 26.4 with C =.
-  // So the blocks are taken in stages packed together: all of them where they fit, else one.
+  // call, not once a block (the head's weight gradient, C 8192 x 512 and k 1024 a chunk, would
+  // read C from memory four times). So the blocks are taken in stages packed together: all of
+  // them where they fit, else one.
   const int64_t block_floats = panels * kc * kPanel;
   const int64_t per_stage = blocks * block_floats * int64_t(sizeof(float)) <= kWholeBytes ? blocks : 1;
   // The calling thread's scratch, shared by the region's threads: each packs a share of a stage.

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The portable register-tile bf16 GEMM (AVX2 floor; contract in cpu_ops.h): the operands are
+// The portable register-tile bf16 GEMM (AVX2 floor; contract in gemm.h): the operands are
 // widened to fp32, whose products of bf16 values are exact, so it computes what the
 // AVX-512-BF16 tile computes up to the order of the fp32 additions.
 #include <cstring>
 
-#include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/gemm/gemm.h"
 
 namespace nt::cpu {
 

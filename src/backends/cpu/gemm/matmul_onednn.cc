@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// GEMMs through oneDNN's cached primitives: bf16 with fp32 accumulation (its inner-product
-// primitives for the linear-layer patterns, which run oneDNN's jit bf16 GEMM; its matmul
-// primitive, brgemm on AVX-512-BF16, for the rest), the fp32 matmul primitive for the patterns
-// where it beats sgemm (matmul_cpu.cc says which), and the fp32 -> bf16 conversions' AVX2 floor.
+// GEMMs through oneDNN: fp32 through sgemm and through the cached matmul primitive (brgemm), bf16
+// operands with fp32 accumulation through cached primitives (its inner-product primitives for the
+// linear-layer patterns, which run oneDNN's jit bf16 GEMM; its matmul primitive for the rest), and
+// the AVX2 floor's bf16 products, widened to fp32 (bf16 x bf16 products are exact in fp32, so
+// the result is the same GEMM).
 //
 // Primitives are cached by (m, n, k, transposes, beta, types, threads): a training step reuses a
 // few dozen shapes, and building a primitive costs far more than running a small one. Transposes
@@ -11,9 +12,6 @@
 // region with omp_get_max_threads() set to 1 there: each thread has its own cache (a primitive's
 // memory objects hold the operands of the call in progress), and the thread count is part of
 // the key because oneDNN builds a primitive for omp_get_max_threads() threads.
-//
-// Without AVX-512-BF16 (the AVX2 floor) the operands are widened to fp32 and multiplied by
-// sgemm: bf16 x bf16 products are exact in fp32, so the result is the same GEMM.
 #include <dnnl.h>
 #include <omp.h>
 
@@ -21,15 +19,17 @@
 #include <cstring>
 #include <dnnl.hpp>
 #include <map>
-#include <string>
 #include <memory>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/ref/ops_ref.h"
 #include "core/check.h"
 #include "core/system.h"
+#include "backends/cpu/mirror_upper.h"
 
 namespace nt::cpu {
 
@@ -63,8 +63,8 @@ using dims = dnnl::memory::dims;
 using tag = dnnl::memory::format_tag;
 
 // The model's GEMMs are linear layers, and oneDNN's inner-product primitives run them through
-// its jit bf16 GEMM, measured 5-24 % faster than the matmul primitive's brgemm on this model's
-// shapes (weight gradients gain most). Each transpose pattern maps to one direction:
+// its jit bf16 GEMM, faster than the matmul primitive's brgemm on this model's shapes (weight
+// gradients gain most). Each transpose pattern maps to one direction:
 //   C = A B^T -> forward (src A, weights B, dst C), any beta as a sum post-op;
 //   C = A B   -> backward data (diff_dst A, weights B, diff_src C), beta 0;
 //   C = A^T B -> backward weights (diff_dst A, src B, diff_weights C), fp32 C, any beta (via tmp).
@@ -136,8 +136,8 @@ Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bo
   auto it = cc.prims.find(key);
   if (it != cc.prims.end()) return *it->second;
   auto p = std::make_unique<Prim>();
-  // With AMX the matmul primitive runs on the tiles (brgemm) while the inner product stays on
-  // its AVX-512 GEMM: measured 25 % less GEMM time over a depth-6 step, 20 % at depth 8.
+  // With AMX every product takes the matmul primitive: it runs on the tiles (brgemm), while the
+  // inner product stays on its AVX-512 GEMM.
   static const bool amx = cpu_features().amx_bf16;
   if (f32_in || ldc != n || amx || !make_inner_product(*p, m, n, k, ta, tb, beta, bf16_out)) {
     const dt in = f32_in ? dt::f32 : dt::bf16;
@@ -165,6 +165,13 @@ Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bo
   return *cc.prims.emplace(key, std::move(p)).first->second;
 }
 
+void sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+           int64_t ldb, float beta, float* c, int64_t ldc) {
+  dnnl_status_t st = dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  NT_CHECK(st == dnnl_success, "dnnl_sgemm failed with status %d (m=%ld n=%ld k=%ld)", int(st), long(m), long(n),
+           long(k));
+}
+
 void run(Prim& p, const void* a, const void* b, void* c) {
   p.a.set_data_handle(const_cast<void*>(a));
   p.b.set_data_handle(const_cast<void*>(b));
@@ -185,6 +192,19 @@ void run(Prim& p, const void* a, const void* b, void* c) {
 void limit_onednn_isa() {
   if (std::getenv("NANOTRAIN_NO_AVX512")) (void)dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx2);
   else if (std::getenv("NANOTRAIN_NO_AMX")) (void)dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core_bf16);
+}
+
+void sgemm_onednn(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                  float beta) {
+  const dnnl_dim_t lda = ta ? m : k, ldb = tb ? k : n;
+  sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, a, lda, b, ldb, beta, c, n);
+}
+
+void sgemm_upper_onednn(float* c, const float* a, int64_t m, int64_t k) {
+  for_each_upper_block_row(m, [&](int64_t i0, int64_t rows) {
+    sgemm('N', 'T', rows, m - i0, k, a + i0 * k, k, a + i0 * k, k, 0.0f, c + i0 * m + i0, m);
+  });
+  mirror_upper_triangle(c, m);  // exactly symmetric
 }
 
 bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
@@ -222,7 +242,7 @@ void matmul_bf16_out_onednn(uint16_t* c, const uint16_t* a, const uint16_t* b, i
   run(get_prim(m, n, k, ta, tb, 0.0f, true, n), a, b, c);
 }
 
-void matmul_bf16_widen(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
+void widen_then_matmul(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
                        bool tb, float beta) {
   // Per calling thread (Muon calls from several at once); the loops' threads write through the
   // pointers, not the thread_local names, which would be their own empty vectors.
@@ -243,45 +263,12 @@ void matmul_bf16_widen(float* c, const uint16_t* a, const uint16_t* b, int64_t m
   matmul(c, af, bf, m, n, k, ta, tb, beta);
 }
 
-// The AVX2 floor of the conversions: the reference's scalar rounding (nearest even on the bit
-// pattern), which the compiler vectorises.
-void to_bf16_avx2(uint16_t* dst, const float* src, int64_t n) {
-#pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < n; ++i) dst[i] = ref::to_bf16_1(src[i]);
-}
-
-void to_bf16_row_avx2(uint16_t* dst, const float* src, int64_t n) {
-#pragma omp simd
-  for (int64_t j = 0; j < n; ++j) dst[j] = ref::to_bf16_1(src[j]);
-}
-
-void to_bf16_rows_avx2(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
-#pragma omp parallel for schedule(static) if (rows * cols > 32768)
-  for (int64_t r = 0; r < rows; ++r) to_bf16_row_avx2(dst + r * ld_dst, src + r * cols, cols);
-}
-
-void matmul_bf16_out_widen(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
-                           bool ta, bool tb) {
+void widen_then_matmul_bf16_out(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+                                bool ta, bool tb) {
   thread_local std::vector<float> cf;
   cf.resize(size_t(m * n));
   matmul_bf16_widen(cf.data(), a, b, m, n, k, ta, tb, 0.0f);
   to_bf16_avx2(c, cf.data(), m * n);
-}
-
-void relu2_fwd_bf16_avx2(uint16_t* out, const uint16_t* inp, int64_t n) {
-#pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = ref::from_bf16_1(inp[i]), r = x > 0.0f ? x : 0.0f;
-    out[i] = ref::to_bf16_1(r * r);
-  }
-}
-
-void relu2_bwd_bf16_avx2(uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n) {
-#pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    const float x = ref::from_bf16_1(inp[i]), r = x > 0.0f ? x : 0.0f;
-    dinp[i] = ref::to_bf16_1(2.0f * r * ref::from_bf16_1(dout[i]));
-  }
 }
 
 }  // namespace nt::cpu

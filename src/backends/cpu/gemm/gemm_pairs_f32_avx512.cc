@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The AVX-512 register-tile fp32 GEMM behind the fp32 attention, Newton-Schulz's symmetric
-// products and our fp32 GEMMs (sgemm_panels_avx512.cc, sgemm_at_avx512.cc; contract in cpu_ops.h).
+// products and our fp32 GEMMs (sgemm_panels_avx512.cc, sgemm_at_avx512.cc; contract in gemm.h).
 //
 // B comes in the pair layout of the bf16 tile (two k rows interleaved), so that the fp32 and
 // bf16 attentions share one algorithm and one set of packing passes. A zmm of B then holds 8
@@ -9,14 +9,13 @@
 // of 8 columns side by side, added together once, when the tile is stored. A tile is up to 6
 // rows x 32 columns: 24 accumulators, 4 B loads and 6 broadcasts per 24 FMAs. Column tails are
 // masked (a masked-off B lane loads as zero), row tails use the smaller instantiations. Whole
-// tiles load B and load and store C unmasked: on Zen 5, C's masked loads and stores from memory
-// made 8192 x 512 x 512 with C += 17 % slower than with C = (one thread, 23.5 against 20.0 ms;
-// plainly 21.2 against 20.9), and B's masked loads cost 3-6 % on sgemm_nt_avx512's shapes.
+// tiles load B and load and store C unmasked: masked loads and stores of C from memory are slow
+// on Zen 5 (C += most of all), and B's masked loads cost a few per cent too.
 #include <immintrin.h>
 
 #include <cstring>
 
-#include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/simd_avx512.h"
 
 namespace nt::cpu {

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Whole bf16 GEMMs on AMX tiles (contract in cpu_ops.h), for the model's linear layers, their
-// weight gradients and the head's gradients on CPUs with AMX: 15-45 % faster than oneDNN 2.x's
-// AMX matmul on those shapes (matmul_tiles.cc says where it is used).
+// Whole bf16 GEMMs on AMX tiles (contract in gemm.h), for the model's linear layers, their
+// weight gradients and the head's gradients on CPUs with AMX, where they beat oneDNN's AMX matmul
+// (gemm_routes.cc says where it is used).
 //
 // The product is P(M, N) = X(M, K) Y(K, N) with X = op(A), Y = op(B), written to C. For A^T B
 // (the weight gradients) X is packed from A's columns, 16 x 16 blocks transposed, whichever
-// operand is larger: computing P^T = B^T A instead, to transpose the smaller one, wrote C
-// transposed, which cost more than it saved (the head's weight gradient, 8192 x 512 x 512:
-// 4.3-5.2 against 2.9-3.0 ms; the layers' were the same or 2-9 % slower). Per chunk of
-// reductions (kChunk, below):
+// operand is larger: computing P^T = B^T A instead, to transpose the smaller one, would write C
+// transposed, which costs more than it saves. Per chunk of reductions (kChunk, below):
 //   - Y is packed once, by all threads, into AMX's B layout: per 16 columns, the k pairs' rows
 //     of 16 x 2 bf16 (one tile = 16 pair rows, 1 KiB, contiguous);
 //   - each thread takes blocks of X rows (about 512 KiB, in L2): read in place where X's rows
@@ -21,13 +19,14 @@
 // whole. C += P on whole fp32 blocks goes from C to the tiles and back; every other block goes
 // through a staging block of 32 fp32 rows (edges, bf16 C, beta other than 1), and onto a large C
 // with streaming stores, in runs of up to 8 column blocks along its rows. Every tile operand is
-// 64-byte aligned: a tile row across two cache lines loaded 6.5x slower. Built with -mamx-tile
+// 64-byte aligned: a tile row across two cache lines loads several times slower. Built with -mamx-tile
 // -mamx-bf16 (and AVX-512 BW, VL, BF16); called only when cpu_features().amx_bf16. Like the other
 // vector units it instantiates no standard-library code.
 #include <omp.h>
 
 #include "backends/cpu/amx_tiles.h"
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/simd_avx512.h"
 #include "profile/profile.h"
 
@@ -36,13 +35,11 @@ namespace nt::cpu {
 namespace {
 
 // Reductions per chunk (multiples of 32); shorter where X is packed too (the weight gradients,
-// A^T B over the batch): more X rows then share each pass over the packed Y, which measured
-// 15-25 % faster on this model's weight gradients (2048 rows of Y against 4096).
+// A^T B over the batch): more X rows then share each pass over the packed Y.
 constexpr int64_t kChunk = 4096, kChunkPackedX = 2048;
 constexpr int64_t kXBlockBytes = 512 * 1024;  // packed X rows per block (L2-resident)
-// C from this size up is written past the caches. 8 MiB since C goes out in long runs (below):
-// streaming the (N, C) products of the cpu and depth-6 presets too (8 and 12 MiB: q, k, v, the
-// data gradients) made their steps 3-5 % faster, depth 8 unchanged; it was 16 MiB before.
+// C from this size up is written past the caches (8 MiB: C goes out in long runs, below, so the
+// (N, C) products of the cpu and depth-6 presets gain too).
 constexpr int64_t kStreamBytes = 8 << 20;
 constexpr int64_t kMaxWide = 8;               // column blocks of 32 staged at once (below)
 // X packed from A's columns is packed whole per chunk, by all threads, where A's rows are at
@@ -50,9 +47,7 @@ constexpr int64_t kMaxWide = 8;               // column blocks of 32 staged at o
 constexpr int64_t kSharedXBytes = 16 << 20, kSharedXRowBytes = 2 << 10;
 // X is read in place only where its rows are at most this far apart. A tile's 16 rows 64 KiB
 // apart fall into two L2 sets (and 16 pages): the frontier preset's head data gradient (dlogits
-// W, rows of V 32768 bf16) took 24 ms a chunk in the step, 17 ms with X packed. At V 8192
-// (16 KiB rows) packing gained 8 % on the product alone but nothing on whole steps, and the
-// 4 KiB rows of the MLP's products are 2-7 % faster in place.
+// W, rows of V 32768 bf16) runs faster with X packed; the MLP's 4 KiB rows run faster in place.
 constexpr int64_t kInPlaceRowBytes = 32 << 10;
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -92,7 +87,7 @@ void pack_x_pair(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_
   // Rows contiguous: interleave k pairs along 32 rows (one line a k) into both tiles' pairs at
   // once, then transpose the pairs of each 16. Each line is read once: A's rows are often a
   // multiple of 4 KiB apart, so the 32 lines share one L1 set, and reading them again for the
-  // second tile missed L1 (the pass took 350-460 cycles a tile, now 290-300 from L3).
+  // second tile would miss L1.
   const __mmask32 rm = lanes32(rows);
   __m512i v[2][16];
   for (int64_t q = 0; q < 16; ++q) {
@@ -127,9 +122,8 @@ void pack_x(uint16_t* dst, const Operand& x, int64_t i0, int64_t mr, int64_t gro
 //
 // Columns contiguous: pair rows [kk0, kk1) of every panel, interleaving Y's rows 2 kk and
 // 2 kk + 1 a 64-byte line at a time. Each thread walks whole rows of Y: walking one panel down
-// its rows instead touched a new 4 KiB page every line (rows of the weight gradients' operands
-// are 2-4 KiB), which the hardware prefetchers do not follow: packing a 2048-column Y took
-// twice as long.
+// its rows instead would touch a new 4 KiB page every line (rows of the weight gradients'
+// operands are 2-4 KiB), which the hardware prefetchers do not follow.
 void pack_y_rows(uint16_t* dst, const Operand& y, int64_t n, int64_t kk0, int64_t kk1, int64_t k0, int64_t kc) {
   const int64_t pairs = round_up(kc, 32) / 2, panel_pairs = round_up(n, 32) / 32;
   for (int64_t kk = kk0; kk < kk1; ++kk) {
@@ -174,10 +168,9 @@ struct Output {
 
 // Block P[i0:i0+mr, j0:j0+nc] from the fp32 block t (32 rows of tld floats, nc <= tld) into
 // C = t + beta C. Whole rows of a large aligned C that need no read (beta 0) are written with
-// streaming stores: with ordinary ones each line's read for ownership cost as much as the
-// block's tile products (a bf16 MLP-up product, 32 MiB of C, took 15.7 against 9.2 ms). On a C
-// that fits in cache they cost its reader more than they saved (the logits' cross-entropy,
-// Newton-Schulz). The caller fences before another thread reads C.
+// streaming stores: with ordinary ones each line's read for ownership costs as much as the
+// block's tile products. On a C that fits in cache they cost its reader more than they save (the
+// logits' cross-entropy, Newton-Schulz). The caller fences before another thread reads C.
 void store_block(const Output& o, const float* t, int64_t tld, int64_t i0, int64_t j0, int64_t mr, int64_t nc,
                  float beta) {
   const int64_t elem = o.bf16 ? 2 : 4;
@@ -251,8 +244,7 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
   const Operand y = tb ? Operand{b, 1, k, relu2_y} : Operand{b, n, 1, relu2_y};
   const Output out{c, ldc, bf16_out, m * n * (bf16_out ? 2 : 4) >= kStreamBytes};
   // X's rows are read in place where they are whole aligned k-steps (no packing), except under a
-  // bf16 C: there the packed X measured 5-10 % faster (the MLP's up product, 8192 x 2048 x 512;
-  // under fp32 C in place was 2-4 % faster, docs/PERFORMANCE.md).
+  // bf16 C, where the packed X is faster (the MLP's up product).
   const bool x_in_place = !bf16_out && !x.relu2 && x.col == 1 && k % 32 == 0 &&
                           (reinterpret_cast<uintptr_t>(x.p) & 63) == 0 && x.row % 32 == 0 &&
                           x.row * 2 <= kInPlaceRowBytes;
@@ -284,13 +276,10 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
       packed_b ? nullptr : static_cast<uint16_t*>(thread_scratch(kScratchAmxY, size_t(panels * 16 * kc_max) * 2));
   // X packed from long rows of A (the weight gradients of the MLP's up product and of q, k, v:
   // A's rows F or H D + 2 KVH D bf16) over long chunks is packed whole per chunk, by all threads
-  // a k-step at a time: each of A's rows is then read in one run. Per row block (128 rows of X at
-  // 2,048 reductions) each row of A was read in runs of 256 bytes, at half the rate (2048 x
-  // 32768 of A, one thread: 24.9 against 12.4 ms; whole products at the frontier shapes: 2048 x
-  // 512 41.5-44.3 -> 33.5-34.2 ms, 1536 x 512 25.5-30.0 -> 24.0-24.4; at depth 8's 8,192 rows
-  // 8.3-8.5 -> 7.9 and the same). Shorter rows or chunks are fine per block: there the whole X,
-  // read back from L3 rather than packed into the core's own L2, was 3-7 % slower (the head's
-  // weight gradient over 1,024 reductions; the attention's output projection, rows of 1 KiB).
+  // a k-step at a time: each of A's rows is then read in one run (per row block of 128 rows of X
+  // at 2,048 reductions, in runs of 256 bytes, at half the rate). Shorter rows or chunks are
+  // packed per block: there the whole X, read back from L3 rather than packed into the core's own
+  // L2, is slower (the head's weight gradient; the attention's output projection).
   const int64_t x_groups = round_up(m, 32) / 16;
   const bool shared_x = !x_in_place && x.col != 1 && x.col * 2 >= kSharedXRowBytes && kc_max >= kChunkPackedX &&
                         x_groups * 16 * kc_max * 2 <= kSharedXBytes;
@@ -306,12 +295,10 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
       const int64_t kc = k - k0 < chunk ? k - k0 : chunk, steps = round_up(kc, 32) / 32;
       const float bc = k0 == 0 ? beta : 1.0f;  // later chunks add to the first's
       // Blocks go `wide` column blocks at a time, for longer runs along C's rows: streaming
-      // stores of one 64-byte line a row, rows 4 KiB apart, ran at half the bandwidth of 128-byte
-      // runs (14 against 27 GB/s on one core). Measured best: a streamed C 8 wide over short
-      // reductions (the q, k, v products, 8192 x 1536 x 512 with fp32 C: 6.8-7.0 -> 5.3-5.4 ms),
-      // else 2; C += through the tiles (direct, below) 4 wide over short ones (the attention's
-      // output product, 8192 x 512 x 512: 1.92 -> 1.75 ms), else 2; the rest (C in cache) 1,
-      // bf16 C 2.
+      // stores of one 64-byte line a row, rows 4 KiB apart, run at half the bandwidth of 128-byte
+      // runs. The widths were measured best (docs/BENCHMARKS.md): a streamed C 8 wide over short
+      // reductions, else 2; C += through the tiles (direct, below) 4 wide over short ones, else
+      // 2; the rest (C in cache) 1, bf16 C 2.
       const bool short_k = kc_max <= 512, through_tiles = c_lines && bc == 1.0f;
       const int64_t wide = through_tiles ? (short_k ? 4 : 2)
                            : out.stream  ? (short_k ? kMaxWide : 2)

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Our GEMM on the AVX-512-BF16 register tile for A transposed, C (m, n) = A^T B or C += A^T B with
-// A (k, m) and B (k, n) bf16 rows and k long (contract in cpu_ops.h, gemm_at_f32_avx512): the
+// A (k, m) and B (k, n) bf16 rows and k long (contract in gemm.h, gemm_at_f32_avx512): the
 // weight gradients dW = dY^T X, summed over a step's tokens, and the head's over a chunk of them.
 // It takes every shape with k even. Where C is wider than tall (c_proj's gradient) it computes
-// C^T = B^T A, taller than wide, into scratch and transposes that into C. (A variant with the
-// threads splitting C's columns and A's block kept in L2 only matched oneDNN 2.6 on those shapes;
-// oneDNN ran them 13-20 % slower than C^T and the transpose in some processes.)
+// C^T = B^T A, taller than wide, into scratch and transposes that into C (splitting C's columns
+// between the threads instead only matched oneDNN).
 //
 // Blocked along k as in GotoBLAS. For each block of kc rows of A and B, each thread packs the
 // block of B into 32-column pair panels (gemm_rows_avx512.cc's layout; kc keeps it within
@@ -13,12 +12,6 @@
 // block into four strips of 8 (a pair of rows of A per pair-row, in L1) and runs each strip
 // against every panel, the 8 x 32 tile adding the block's sum to C (loaded and stored once a
 // block). The threads split C's rows by work stealing, a block at a time (run_rows).
-// Measured against oneDNN in one process (2 threads, Zen 4, medians of 7, two runs;
-// docs/PERFORMANCE.md has the table): c_fc's gradient 1024 x 256 x 8192 10.9-11.0 against
-// 12.1-12.4 ms, 2048 x 512 x 8192 41.4-41.9 against 43.3-43.7; the head's 8192 x 512 x 1024
-// 20.6-21.4 against 21.4-21.9; q k v's and the head's at d 256 at par; c_proj's 512 x 2048 x 8192
-// 40.1-41.4 against 41.2-47.5 (oneDNN in its slow mode in 2 processes of 3), the attention
-// output's squares 1-7 % faster.
 // Built with -mavx512*; called only after a CPUID check.
 #include <immintrin.h>
 #include <omp.h>
@@ -27,6 +20,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/simd_avx512.h"
 #include "backends/cpu/steal_ranges.h"
 #include "profile/profile.h"
@@ -38,7 +32,7 @@ namespace {
 constexpr int64_t kPanel = 32;              // columns of a B panel and of a tile
 constexpr int64_t kStrip = 8;               // rows of a tile: columns of A in a packed strip
 constexpr int64_t kGroup = 4 * kStrip;      // columns of A packed together: a 64-byte line a row
-constexpr int64_t kBlockBytes = 512 << 10;  // the packed block of B, at most (1 MiB measured the same)
+constexpr int64_t kBlockBytes = 512 << 10;  // the packed block of B, at most
 constexpr int64_t kAhead = 2;               // slices a fetch runs ahead (Next)
 
 // The packers' reading: for each pair-row kk of rows k0 .. k0 + kb (kb even; ld elements apart)
@@ -128,10 +122,9 @@ void tile(float* c, int64_t ldc, int64_t rows, __mmask32 msk, const uint16_t* ap
 // What the tiles fetch while they run: the lines that the next packing will read (the next
 // group's columns of A, one line a row, or the next block of B), a slice of `per` pair-rows a
 // tile, kAhead slices ahead of an even spread (the first tile fetches the first slices too).
-// Packing from memory, the loads missed the caches one by one and left the tiles idle (19 % of
-// the time at the head's shape); fetched a whole group ahead at once, rows a power of two apart
-// (the head's, 16 KiB) fell into a few sets of L2 and evicted each other. Packing the next group
-// a slice per tile into a second buffer, rather than whole once fetched, was 5-8 % slower.
+// Packing from memory, the loads would miss the caches one by one and leave the tiles idle;
+// fetched a whole group ahead at once, rows a power of two apart (the head's, 16 KiB) fall into a
+// few sets of L2 and evict each other.
 struct Next {
   const uint16_t* x = nullptr;  // nullptr: nothing follows
   int64_t ld = 0, j0 = 0, cols = 0, k0 = 0, kb = 0;
@@ -243,9 +236,8 @@ bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t 
   const uint16_t* const pb = wide ? a : b;
   const int64_t groups = (rows + kGroup - 1) / kGroup, kc = block_rows(cols, k);
   // Each block's groups shared out by work stealing (steal_ranges.h): on a shared machine one core
-  // can run slower than the other for a while, and with a static split the faster thread waited
-  // at the end of every product (in one depth-8 trace these products took 13 % longer on one
-  // thread).
+  // can run slower than the other for a while, and with a static split the faster thread would
+  // wait at the end of every product.
   const int threads = omp_get_max_threads();
   std::vector<StealRanges> ranges;
   ranges.reserve(size_t((k + kc - 1) / kc));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The AMX GEMM behind the bf16 attention on CPUs with AMX (contract in cpu_ops.h).
+// The AMX GEMM behind the bf16 attention on CPUs with AMX (contract in gemm.h).
 //
 // B's packing in pairs along k is AMX's own B layout: 16 pair-rows of 16 columns are one
 // 16 x 64-byte tile, loaded with B's row stride, and 16 rows of 32 bf16 of A are one A tile. The
@@ -8,7 +8,7 @@
 // a multiple of 16, pairs past a multiple of 16) goes to the AVX-512-BF16 tile, adding into the
 // same C. Built with -mamx-tile -mamx-bf16; called only when cpu_features().amx_bf16.
 #include "backends/cpu/amx_tiles.h"
-#include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/gemm/gemm.h"
 
 namespace nt::cpu {
 

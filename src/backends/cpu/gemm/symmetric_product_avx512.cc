@@ -3,16 +3,16 @@
 // contract: kernels.h; built with -mavx512*, in the table where the CPU has AVX-512 F and BW).
 //
 // Newton-Schulz's Gram iteration (the MLP's long matrices, fp32 and bf16 runs alike) multiplies
-// three symmetric m x m products a step in fp32: G G, P G and P (P G). Composed, each went through
-// sgemm in four block rows of the upper triangle (62.5 % of the whole product's FLOPs) at 83-87 %
-// of a core's fp32 peak (C = A B^T on one thread, 128-row blocks). Here B is packed once into
-// contiguous 32-column panels of pairs of rows (the pair tile's layout, no L1 set conflicts) and
-// each panel is multiplied by the rows that reach it, 0 .. 32 p + 31: 53 % of the FLOPs at
-// m = 512, on a tile that runs at 96-100 % of the peak on warm operands.
+// three symmetric m x m products a step in fp32: G G, P G and P (P G). Composed, each would go
+// through sgemm in four block rows of the upper triangle (62.5 % of the whole product's FLOPs).
+// Here B is packed once into contiguous 32-column panels of pairs of rows (the pair tile's
+// layout, no L1 set conflicts) and each panel is multiplied by the rows that reach it,
+// 0 .. 32 p + 31: 53 % of the FLOPs at m = 512, on a tile that runs near the peak.
 #include <immintrin.h>
 #include <omp.h>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/gemm/gemm.h"
 #include "backends/cpu/simd_avx512.h"
 #include "backends/cpu/mirror_upper.h"
 
