@@ -16,7 +16,6 @@ using test::rel_err;
 using test::rope_tables;
 using Vec = std::vector<double>;
 
-
 // Numeric gradient of L(x) = sum(w * f(x)) by central differences (double).
 Vec numeric_grad(Vec x, const std::function<Vec(const Vec&)>& f, const Vec& w, double h = 1e-6) {
   Vec g(x.size());
@@ -32,8 +31,7 @@ Vec numeric_grad(Vec x, const std::function<Vec(const Vec&)>& f, const Vec& w, d
     g[i] = s / (2 * h);
   }
   return g;
-
-// ---------------------------------------------------------------- gradient checks (reference)
+}
 
 TEST(KernelGrad, RmsNorm) {
   const int64_t rows = 3, dim = 13;

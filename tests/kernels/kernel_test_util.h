@@ -59,16 +59,17 @@ inline int bf16_misses(const uint16_t* got, const Vec& want, double slack, doubl
   return bad;
 }
 
-// Rotary tables for T positions of head dim D (the model's frequencies).
-
+// Rotary tables (T, D/2) for T positions of head dim D (the model's frequencies); an odd D's
+// last element has no pair and no entry.
 inline void rope_tables(int64_t T, int64_t D, Vec& cos, Vec& sin) {
-  cos.resize(static_cast<size_t>(T * D / 2));
-  sin.resize(static_cast<size_t>(T * D / 2));
+  const int64_t half = D / 2;
+  cos.resize(static_cast<size_t>(T * half));
+  sin.resize(static_cast<size_t>(T * half));
   for (int64_t p = 0; p < T; ++p)
-    for (int64_t j = 0; j < D / 2; ++j) {
+    for (int64_t j = 0; j < half; ++j) {
       const double a = double(p) * std::pow(10000.0, -2.0 * double(j) / double(D));
-      cos[static_cast<size_t>(p * D / 2 + j)] = std::cos(a);
-      sin[static_cast<size_t>(p * D / 2 + j)] = std::sin(a);
+      cos[static_cast<size_t>(p * half + j)] = std::cos(a);
+      sin[static_cast<size_t>(p * half + j)] = std::sin(a);
     }
 }
 
