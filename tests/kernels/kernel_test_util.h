@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,12 @@ std::vector<OnTable<Case>> on_every_table(const std::vector<Case>& cases) {
   return all;
 }
 
+// How a failing case names its parameter.
+template <class Case>
+void PrintTo(const OnTable<Case>& p, std::ostream* os) {
+  *os << cpu_isa_name(p.isa) << " " << p.c.name();
+}
+
 template <class Case>
 std::string on_table_name(const testing::TestParamInfo<OnTable<Case>>& info) {
   return name_part(std::string(cpu_isa_name(info.param.isa)) + "_" + info.param.c.name());
@@ -162,3 +169,7 @@ inline void for_each_runnable_table(const std::function<void(const KernelTable&)
 }
 
 }  // namespace nt::test
+
+namespace nt {
+inline void PrintTo(CpuIsa isa, std::ostream* os) { *os << cpu_isa_name(isa); }
+}  // namespace nt
