@@ -3,7 +3,8 @@
 //
 // The model and optimizers only ever call ops through a KernelTable; a backend fills one
 // (backends/ref: plain loops, the executable spec; backends/cpu: threaded, vectorised, oneDNN
-// GEMMs). A backend that lacks an op leaves the entry null and the caller reports a clear error.
+// GEMMs). A backend that lacks an op leaves the entry null and does not declare it in caps;
+// validate() (below) names any required entry left null when a table is built.
 //
 // Shape letters: B batch, T time, C channels (d_model), V vocab, L layers, H query heads,
 // KVH key/value heads, D head dim, F = 4C MLP hidden, N = B*T rows. All tensors are row-major,
