@@ -29,15 +29,16 @@ void check_attention(const KernelTable& kt, const AttentionCase& cs) {
   const Shape s{cs.b, cs.t, cs.h, cs.kvh, cs.d};
   const int64_t nq = s.B * s.T * s.H * s.D, nk = s.B * s.T * s.KVH * s.D;
   Vec q = randn(nq, 50), k = randn(nk, 51), v = randn(nk, 52), dout = randn(nq, 53);
-  Vec out(static_cast<size_t>(nq)), lse(static_cast<size_t>(s.B * s.H * s.T)), dq(static_cast<size_t>(nq)), dk(static_cast<size_t>(nk)), dv(static_cast<size_t>(nk));
+  const auto sq = static_cast<size_t>(nq), sk = static_cast<size_t>(nk), sl = static_cast<size_t>(s.B * s.H * s.T);
+  Vec out(sq), lse(sl), dq(sq), dk(sk), dv(sk);
   ref::attention_fwd<double>(out.data(), lse.data(), q.data(), k.data(), v.data(), s.B, s.T, s.H, s.KVH, s.D);
   ref::attention_bwd<double>(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), out.data(),
                              lse.data(), s.B, s.T, s.H, s.KVH, s.D);
   auto qf = to_f32(q), kf = to_f32(k), vf = to_f32(v), df = to_f32(dout);
-  std::vector<float> of(static_cast<size_t>(nq)), lf(lse.size()), dqf(static_cast<size_t>(nq), 7.f), dkf(static_cast<size_t>(nk), 7.f), dvf(static_cast<size_t>(nk), 7.f);
+  std::vector<float> of(sq), lf(sl), dqf(sq, 7.f), dkf(sk, 7.f), dvf(sk, 7.f);
   kt.attention_fwd(of.data(), lf.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D);
-  kt.attention_bwd(dqf.data(), dkf.data(), dvf.data(), df.data(), qf.data(), kf.data(), vf.data(), of.data(), lf.data(), s.B,
-           s.T, s.H, s.KVH, s.D);
+  kt.attention_bwd(dqf.data(), dkf.data(), dvf.data(), df.data(), qf.data(), kf.data(), vf.data(), of.data(), lf.data(),
+                   s.B, s.T, s.H, s.KVH, s.D);
   const std::string at = std::string(kt.name) + " T " + std::to_string(s.T) + " D " + std::to_string(s.D);
   EXPECT_LT(rel_err(to_f64(of.data(), of.size()), out), 1e-5) << at;
   EXPECT_LT(rel_err(to_f64(lf.data(), lf.size()), lse), 1e-5) << at;

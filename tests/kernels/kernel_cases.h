@@ -114,6 +114,8 @@ struct RopeCase {
     return "b" + std::to_string(b) + "_t" + std::to_string(t) + "_h" + std::to_string(h) + "_d" + std::to_string(d);
   }
 };
-inline std::vector<RopeCase> rope_cases() { return {{2, 9, 3, 10}, {1, 5, 2, 7}, {2, 3, 4, 64}, {1, 1, 1, 2}, {1, 7, 3, 34}}; }
+inline std::vector<RopeCase> rope_cases() {
+  return {{2, 9, 3, 10}, {1, 5, 2, 7}, {2, 3, 4, 64}, {1, 1, 1, 2}, {1, 7, 3, 34}};
+}
 
 }  // namespace nt::test

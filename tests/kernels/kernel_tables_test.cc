@@ -20,6 +20,10 @@ namespace {
 using test::randn;
 using test::to_f32;
 
+// The required ops: the function pointers from matmul up to the properties.
+constexpr size_t kFirstOp = offsetof(KernelTable, matmul);
+constexpr size_t kRequiredOps = (offsetof(KernelTable, bf16_matrix_tiles) - kFirstOp) / sizeof(void*);
+
 // The ref table and every level's CPU table (built whether or not this CPU can run them).
 std::vector<const KernelTable*> all_tables() {
   std::vector<const KernelTable*> all = {&ref_kernels()};
@@ -74,9 +78,8 @@ TEST(KernelTableTest, NoNullEntries) {
     EXPECT_TRUE(kt->caps.fp32 && kt->caps.bf16) << kt->name;
     EXPECT_EQ(missing_ops(*kt), std::vector<std::string>{}) << kt->name;
     EXPECT_EQ(table_problems(*kt), std::vector<std::string>{}) << kt->name;
-    const auto* p = reinterpret_cast<const void* const*>(reinterpret_cast<const char*>(kt) + offsetof(KernelTable, matmul));
-    for (size_t i = 0; i < (offsetof(KernelTable, bf16_matrix_tiles) - offsetof(KernelTable, matmul)) / sizeof(void*); ++i)
-      EXPECT_NE(p[i], nullptr) << kt->name << " " << i;
+    const auto* p = reinterpret_cast<const void* const*>(reinterpret_cast<const char*>(kt) + kFirstOp);
+    for (size_t i = 0; i < kRequiredOps; ++i) EXPECT_NE(p[i], nullptr) << kt->name << " " << i;
   }
 }
 
@@ -85,7 +88,7 @@ TEST(KernelTableTest, NoNullEntries) {
 TEST(KernelTableTest, MissingOpsAreNamedAtValidation) {
   KernelTable empty = KernelTable();  // (a designated initializer that leaves ops out does not compile)
   empty.name = "empty", empty.caps.fp32 = empty.caps.bf16 = true;
-  EXPECT_EQ(missing_ops(empty).size(), (offsetof(KernelTable, bf16_matrix_tiles) - offsetof(KernelTable, matmul)) / sizeof(void*));
+  EXPECT_EQ(missing_ops(empty).size(), kRequiredOps);
   KernelTable t = cpu_kernel_table(CpuIsa::kAvx2);
   t.rmsnorm_bwd = nullptr;
   EXPECT_EQ(missing_ops(t), std::vector<std::string>{"rmsnorm_bwd"});
