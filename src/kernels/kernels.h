@@ -3,7 +3,8 @@
 //
 // The model and optimizers only ever call ops through a KernelTable; a backend fills one
 // (backends/ref: plain loops, the executable spec; backends/cpu: threaded, vectorised, oneDNN
-// GEMMs). A backend that lacks an op leaves the entry null and the caller reports a clear error.
+// GEMMs). A backend that lacks an op leaves the entry null and does not declare it in caps;
+// validate() (below) names any required entry left null when a table is built.
 //
 // Shape letters: B batch, T time, C channels (d_model), V vocab, L layers, H query heads,
 // KVH key/value heads, D head dim, F = 4C MLP hidden, N = B*T rows. All tensors are row-major,
@@ -14,11 +15,26 @@
 // stream accumulates).
 #pragma once
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace nt {
 
 struct KernelTable {
   const char* name;  // "ref", "cpu-avx2", "cpu-avx512", "cpu-avx512bf16", "cpu-amx"
+
+  // What the table declares it supports: the dtypes whose ops it fills (fp32: matmul through
+  // sum_squares; bf16: to_bf16 through attention_bwd_bf16), and which optional fused ops below
+  // are present. validate() checks the entries against it, so that a backend lacking an op is
+  // an error when its table is built, not a null call in the middle of a run.
+  struct Capabilities {
+    bool fp32 = false, bf16 = false;
+    bool matmul_relu2 = false, matmul_bf16_relu2 = false;
+    bool matmul_bf16_out_relu2 = false;  // with matmul_bf16_out_relu2_bwd
+    bool newton_schulz_bf16 = false, symmetric_product_f32 = false;
+    bool packed_b_bf16 = false;  // packed_b_bf16_size, pack_b_bf16 and matmul_bf16_packed_b
+  };
+  Capabilities caps;
 
   // C(M,N) = op(A) @ op(B) + beta * C, op(A) is (M,K): A is (M,K), or (K,M) when trans_a;
   // op(B) is (K,N): B is (K,N), or (N,K) when trans_b. beta = 0 overwrites, 1 accumulates.
@@ -197,5 +213,13 @@ inline int64_t newton_schulz_bf16_work(int64_t m, int64_t n) { return 4 * m * n 
 // where its m x m products cost fewer FLOPs than the plain iteration's m x n ones.
 inline bool newton_schulz_on_gram(int64_t m, int64_t n) { return n >= 2 * m; }
 
+// The entries of t that its capabilities require and that are null (a required op of a
+// declared dtype, or a declared optional op), by name; empty for a complete table.
+std::vector<std::string> missing_ops(const KernelTable& t);
+// missing_ops, and the optional entries that are present but not declared: one line each.
+std::vector<std::string> table_problems(const KernelTable& t);
+// Throws nt::Error naming the table and every problem table_problems finds (a backend's table
+// is checked once, where it is built).
+void validate(const KernelTable& t);
 
 }  // namespace nt

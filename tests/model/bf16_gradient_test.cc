@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/cpu_tables.h"
 #include "backends/ref/ref_backend.h"
 #include "core/rng.h"
 #include "model/gpt.h"
@@ -114,12 +115,14 @@ TEST(Bf16Gradients, ReferenceSpecMatchesFp32) {
   expect_agrees(gradients(ref_kernels(), Precision::kBf16), fp32_gradients(), "ref bf16");
 }
 
-TEST(Bf16Gradients, CpuTableMatchesFp32AndTheSpec) {
-  const KernelTable& k = cpu_kernels();
-  const auto g = gradients(k, Precision::kBf16);
-  expect_agrees(g, fp32_gradients(), std::string(k.name) + " bf16 vs fp32");
-  expect_agrees(g, gradients(ref_kernels(), Precision::kBf16), std::string(k.name) + " bf16 vs the ref bf16 spec",
-                kAgainstSpec);
+// Every CPU table this machine can execute: the fused bf16 ops of each (and the widening floor's).
+TEST(Bf16Gradients, EveryCpuTableMatchesFp32AndTheSpec) {
+  const auto spec = gradients(ref_kernels(), Precision::kBf16);
+  for (const KernelTable* k : cpu_kernel_tables()) {
+    const auto g = gradients(*k, Precision::kBf16);
+    expect_agrees(g, fp32_gradients(), std::string(k->name) + " bf16 vs fp32");
+    expect_agrees(g, spec, std::string(k->name) + " bf16 vs the ref bf16 spec", kAgainstSpec);
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_backend.h"
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/cpu_tables.h"
 #include "backends/cpu/gemm/gemm_routes.h"
 #include "backends/cpu/peak.h"
 #include "core/system.h"
@@ -15,7 +16,7 @@ bool has_tiles() { return cpu_features().amx_bf16; }
 const Backend kCpu = {
     .device = "cpu",
     .kernels = cpu_kernels,
-    .tables = [] { return std::vector<const KernelTable*>{&cpu_kernels()}; },
+    .tables = [] { return cpu_kernel_tables(); },
     // bf16 where the CPU multiplies bf16 at full rate; elsewhere its bf16 GEMMs would widen to fp32.
     .default_precision = [] { return cpu_features().avx512bf16 ? Precision::kBf16 : Precision::kFp32; },
     .describe = [] { return cpu_features().describe(); },

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// Causal grouped-query attention of every CPU kernel table, fp32 and with bf16 products,
+// against the reference in double on awkward shapes (one key, odd heads and head dims, the
+// tiled kernels' key spans and block sizes).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "backends/ref/ops_ref.h"
+#include "core/buffer.h"
+#include "kernel_cases.h"
+#include "kernel_test_util.h"
+
+namespace nt {
+namespace {
+
+using test::AttentionCase;
+using test::randn;
+using test::rel_err;
+using test::to_f32;
+using test::to_f64;
+using Vec = std::vector<double>;
+struct Shape {
+  int64_t B, T, H, KVH, D;
+};
+
+// The fp32 attention (on AVX-512 the tiled kernels, on the AVX2 floor the sgemm ones).
+void check_attention(const KernelTable& kt, const AttentionCase& cs) {
+  const Shape s{cs.b, cs.t, cs.h, cs.kvh, cs.d};
+  const int64_t nq = s.B * s.T * s.H * s.D, nk = s.B * s.T * s.KVH * s.D;
+  Vec q = randn(nq, 50), k = randn(nk, 51), v = randn(nk, 52), dout = randn(nq, 53);
+  const auto sq = static_cast<size_t>(nq), sk = static_cast<size_t>(nk), sl = static_cast<size_t>(s.B * s.H * s.T);
+  Vec out(sq), lse(sl), dq(sq), dk(sk), dv(sk);
+  ref::attention_fwd<double>(out.data(), lse.data(), q.data(), k.data(), v.data(), s.B, s.T, s.H, s.KVH, s.D);
+  ref::attention_bwd<double>(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), out.data(),
+                             lse.data(), s.B, s.T, s.H, s.KVH, s.D);
+  auto qf = to_f32(q), kf = to_f32(k), vf = to_f32(v), df = to_f32(dout);
+  std::vector<float> of(sq), lf(sl), dqf(sq, 7.f), dkf(sk, 7.f), dvf(sk, 7.f);
+  kt.attention_fwd(of.data(), lf.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D);
+  kt.attention_bwd(dqf.data(), dkf.data(), dvf.data(), df.data(), qf.data(), kf.data(), vf.data(), of.data(), lf.data(),
+                   s.B, s.T, s.H, s.KVH, s.D);
+  const std::string at = std::string(kt.name) + " T " + std::to_string(s.T) + " D " + std::to_string(s.D);
+  EXPECT_LT(rel_err(to_f64(of.data(), of.size()), out), 1e-5) << at;
+  EXPECT_LT(rel_err(to_f64(lf.data(), lf.size()), lse), 1e-5) << at;
+  EXPECT_LT(rel_err(to_f64(dqf.data(), dqf.size()), dq), 1e-4) << at;
+  EXPECT_LT(rel_err(to_f64(dkf.data(), dkf.size()), dk), 1e-4) << at;
+  EXPECT_LT(rel_err(to_f64(dvf.data(), dvf.size()), dv), 1e-4) << at;
+}
+
+// Attention with bf16 products: against its executable spec (ref::attention_*_bf16, in double)
+// to fp32-accumulation accuracy, and against the exact fp32-operand attention to bf16 accuracy.
+// The spec rounds P and dS to bf16 from double values, the kernels from fp32 ones: where a value
+// lies within fp32 error of a bf16 rounding midpoint the two round apart, one bf16 ulp (2^-8 of
+// the element) on that element. Such flips come with size (~1 in 20,000 elements) and move an
+// output by up to ~2^-8 of its scale when they hit a large P, as in the early rows of a causal
+// head (up to 2.4e-4 on O and 1.4e-3 on dQ at B 2, T 97, H 4, KVH 2, D 48). The bounds against
+// the spec leave room for a few flips; a wrong mask, index or accumulation is O(1e-2) or more,
+// which the bounds and the fp32 comparisons catch.
+void check_attention_bf16(const KernelTable& kt, const AttentionCase& cs) {
+  const Shape s{cs.b, cs.t, cs.h, cs.kvh, cs.d};
+  const int64_t nq = s.B * s.T * s.H * s.D, nk = s.B * s.T * s.KVH * s.D;
+  Vec q = randn(nq, 50), k = randn(nk, 51), v = randn(nk, 52), dout = randn(nq, 53);
+  auto make = [&](size_t n) { return Vec(n); };
+  Vec out = make(size_t(nq)), lse = make(size_t(s.B * s.H * s.T)), dq = make(size_t(nq)), dk = make(size_t(nk)),
+      dv = make(size_t(nk));
+  Vec out32 = out, lse32 = lse, dq32 = dq, dk32 = dk, dv32 = dv;
+  ref::attention_fwd_bf16<double>(out.data(), lse.data(), q.data(), k.data(), v.data(), s.B, s.T, s.H, s.KVH, s.D);
+  ref::attention_bwd_bf16<double>(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(),
+                                  out.data(), lse.data(), s.B, s.T, s.H, s.KVH, s.D);
+  ref::attention_fwd<double>(out32.data(), lse32.data(), q.data(), k.data(), v.data(), s.B, s.T, s.H, s.KVH, s.D);
+  ref::attention_bwd<double>(dq32.data(), dk32.data(), dv32.data(), dout.data(), q.data(), k.data(), v.data(),
+                             out32.data(), lse32.data(), s.B, s.T, s.H, s.KVH, s.D);
+  auto qf = to_f32(q), kf = to_f32(k), vf = to_f32(v), df = to_f32(dout), of = to_f32(out), lf = to_f32(lse);
+  const std::string at = std::string(kt.name) + " T " + std::to_string(s.T) + " D " + std::to_string(s.D);
+  // Into 64-byte aligned outputs (O, dQ, dK and dV go out in whole lines where their rows
+  // allow) and one float off.
+  for (int64_t off : {int64_t(0), int64_t(1)}) {
+    const std::string at_off = at + " offset " + std::to_string(off);
+    Buffer<float> got_o(size_t(nq + 1)), got_l(lse.size());
+    kt.attention_fwd_bf16(got_o.data() + off, got_l.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D);
+    const auto o = to_f64(got_o.data() + off, size_t(nq)), l = to_f64(got_l.data(), lse.size());
+    // (2e-3: the AVX-512 bf16 kernels' exp, good to 6e-5 before P is rounded to bf16, turns a few
+    // of P's roundings the other way; measured up to 1.4e-3 where exp16 gave under 1e-3.)
+    EXPECT_LT(rel_err(o, out), 2e-3) << at_off;
+    EXPECT_LT(rel_err(l, lse), 1e-5) << at_off;
+    EXPECT_LT(rel_err(o, out32), 1e-2) << at_off;
+    // Backward from the reference's forward, so that only the backward is measured.
+    Buffer<float> gq(size_t(nq + 1)), gk(size_t(nk + 1)), gv(size_t(nk + 1));
+    for (Buffer<float>* g : {&gq, &gk, &gv}) std::fill_n(g->data(), g->size(), 7.f);
+    kt.attention_bwd_bf16(gq.data() + off, gk.data() + off, gv.data() + off, df.data(), qf.data(), kf.data(), vf.data(),
+             of.data(), lf.data(), s.B, s.T, s.H, s.KVH, s.D);
+    const auto gdq = to_f64(gq.data() + off, size_t(nq)), gdk = to_f64(gk.data() + off, size_t(nk)),
+               gdv = to_f64(gv.data() + off, size_t(nk));
+    EXPECT_LT(rel_err(gdq, dq), 4e-3) << at_off;
+    EXPECT_LT(rel_err(gdk, dk), 4e-3) << at_off;
+    EXPECT_LT(rel_err(gdv, dv), 1e-3) << at_off;
+    if (s.T == 1) continue;  // one key: dq and dk are exactly 0 in fp32, rounding noise in bf16
+    EXPECT_LT(rel_err(gdq, dq32), 3e-2) << at_off;
+    EXPECT_LT(rel_err(gdk, dk32), 3e-2) << at_off;
+    EXPECT_LT(rel_err(gdv, dv32), 1e-2) << at_off;
+  }
+}
+
+class KernelAttention : public test::TableCaseTest<AttentionCase> {};
+TEST_P(KernelAttention, MatchesReference) { check_attention(kt(), tc()); }
+NT_TABLE_CASE_TESTS(Attention, KernelAttention, test::attention_cases());
+
+class KernelAttentionBf16 : public test::TableCaseTest<AttentionCase> {};
+TEST_P(KernelAttentionBf16, MatchesSpec) { check_attention_bf16(kt(), tc()); }
+NT_TABLE_CASE_TESTS(AttentionBf16, KernelAttentionBf16, test::attention_bf16_cases());
+
+// NT_TEST_ATTENTION_SHAPES="b,t,h,kvh,d;..." of the caller's choice on every table this
+// process runs (README, "Tests").
+TEST(KernelAttentionEnv, OnEnvShapes) {
+  const auto shapes = test::env_shapes<5>("NT_TEST_ATTENTION_SHAPES");
+  if (shapes.empty()) GTEST_SKIP() << "NT_TEST_ATTENTION_SHAPES is not set";
+  test::for_each_runnable_table([&](const KernelTable& kt) {
+    for (auto [b, t, h, kvh, d] : shapes) {
+      check_attention(kt, {b, t, h, kvh, d});
+      check_attention_bf16(kt, {b, t, h, kvh, d});
+    }
+  });
+}
+
+}  // namespace
+}  // namespace nt
