@@ -4,7 +4,8 @@
 #   - no tracked file mentions the old planning file's name or the removed performance log;
 #   - no source or doc file speaks of the project's own development history (sessions, issue
 #     numbers, "before this change", "in round N");
-#   - no file under src/ longer than 500 lines;
+#   - no file under src/ longer than 500 lines, and no function longer than 80 outside the kernels
+#     (src/backends);
 #   - no block of more than 6 consecutive // comment lines that reports measurements (two or
 #     more figures with a unit of time, rate or ratio: one figure is taken to be a specification).
 # usage: tests/repo/docs_check.sh REPO_ROOT        (exit 0: clean; 1: violations; 2: usage)
@@ -98,6 +99,32 @@ if [ ${#src[@]} -gt 0 ]; then
     [ "$f" = total ] && continue
     [ "$n" -le 500 ] || fail "$f: $n lines (a file under src/ has at most 500)"
   done < <(wc -l -- "${src[@]}")
+fi
+
+# 4b. Functions of one job each, outside the kernels: at most 80 lines from the signature's line
+#     to the closing brace at the start of a line (the code's style puts both at column 0).
+if [ ${#src[@]} -gt 0 ]; then
+  while IFS= read -r l; do fail "$l"; done < <(python3 - "${src[@]}" <<'PY'
+import re, sys
+for path in sys.argv[1:]:
+    if not path.endswith(('.cc', '.h')) or path.startswith('src/backends/'):
+        continue
+    lines = open(path, encoding='utf-8', errors='replace').read().split('\n')
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        head = ''.join(lines[max(0, i - 3):i + 1])
+        if (line and not line[0].isspace() and line.rstrip().endswith('{') and '(' in head and
+                not re.match(r'(namespace|struct|class|enum|union|extern)\b', line)):
+            j = i + 1
+            while j < len(lines) and lines[j] != '}' and not lines[j].startswith('};'):
+                j += 1
+            if j - i + 1 > 80:
+                print(f"{path}:{i + 1}: a {j - i + 1}-line function (at most 80 outside src/backends)")
+            i = j
+        i += 1
+PY
+)
 fi
 
 # 5. Comments say why; figures belong in docs/BENCHMARKS.md. A block of more than 6 consecutive

@@ -2,12 +2,10 @@
 // KernelTable::symmetric_product_f32 on the AVX-512 fp32 pair tile (gemm_pairs_f32_avx512;
 // contract: kernels.h; built with -mavx512*, in the table where the CPU has AVX-512 F and BW).
 //
-// Newton-Schulz's Gram iteration (the MLP's long matrices, fp32 and bf16 runs alike) multiplies
-// three symmetric m x m products a step in fp32: G G, P G and P (P G). Composed, each would go
-// through sgemm in four block rows of the upper triangle (62.5 % of the whole product's FLOPs).
-// Here B is packed once into contiguous 32-column panels of pairs of rows (the pair tile's
-// layout, no L1 set conflicts) and each panel is multiplied by the rows that reach it,
-// 0 .. 32 p + 31: 53 % of the FLOPs at m = 512, on a tile that runs near the peak.
+// Newton-Schulz's Gram iteration multiplies three symmetric m x m products a step in fp32 (G G,
+// P G, P (P G)). B is packed once into 32-column panels of pairs of rows (the pair tile's layout)
+// and each panel is multiplied only by the rows that reach it: about half of the whole product's
+// FLOPs, on a tile that runs near the peak, where block rows of sgemm would do 62.5 %.
 #include <immintrin.h>
 #include <omp.h>
 
