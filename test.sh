@@ -11,7 +11,7 @@ fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNT_WERROR=ON >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure --timeout 900
-# The kernel tests ran every CPU kernel table this machine can execute (kernels/cpu_tables.h);
+# The kernel tests ran every CPU kernel table this machine can execute (backends/cpu/cpu_tables.h);
 # which those were, and which were skipped for lack of hardware:
 build/tests/kernel_tables_test --gtest_filter=KernelTables.Report | grep '^kernel table'
 # On a CPU with AMX the model runs the AMX table: the model and optimizer tests again as on a CPU

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -14,18 +16,42 @@
 
 namespace nt {
 
-std::string read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY);
+namespace {
+// Opens path for reading without blocking (a FIFO with no writer would block a plain open) and
+// refuses anything but a regular file before a byte is read. Returns the descriptor and its size.
+int open_regular(const std::string& path, size_t* size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) fail("%s: cannot open: %s", path.c_str(), std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     fail("%s: not a regular file", path.c_str());
   }
-  std::string s(size_t(st.st_size), '\0');
+  *size = size_t(st.st_size);
+  return fd;
+}
+
+// The mode a new file gets from 0666 and this process's umask (read without changing it).
+mode_t new_file_mode() {
+  unsigned mask = 022;
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[128];
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "Umask: %o", &mask) == 1) break;
+    std::fclose(f);
+  }
+  return mode_t(0666 & ~mask);
+}
+}  // namespace
+
+std::string read_file(const std::string& path) {
+  size_t size = 0;
+  const int fd = open_regular(path, &size);
+  std::string s(size, '\0');
   size_t got = 0;
   while (got < s.size()) {
     ssize_t n = ::read(fd, s.data() + got, s.size() - got);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       ::close(fd);
       fail("%s: read error", path.c_str());
@@ -36,9 +62,15 @@ std::string read_file(const std::string& path) {
   return s;
 }
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail("%s: cannot write: %s", tmp_.c_str(), std::strerror(errno));
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  refuse_non_regular(path_);
+  // A fresh name beside the destination, created exclusively (never an existing file or a link
+  // planted there), so that two writers or another user cannot share or redirect it.
+  std::string name = path_ + ".XXXXXX.tmp";
+  fd_ = ::mkostemps(name.data(), 4, O_CLOEXEC);
+  if (fd_ < 0) fail("%s: cannot write: %s", path_.c_str(), std::strerror(errno));
+  tmp_ = name;
+  ::fchmod(fd_, new_file_mode());
 }
 
 AtomicFile::~AtomicFile() {
@@ -71,6 +103,7 @@ void AtomicFile::commit() {
     fail("%s: close failed: %s", tmp_.c_str(), std::strerror(errno));
   }
   fd_ = -1;
+  refuse_non_regular(path_);  // (checked again: the destination may have changed meanwhile)
   if (::rename(tmp_.c_str(), path_.c_str()) != 0)
     fail("%s: rename failed: %s", path_.c_str(), std::strerror(errno));
   committed_ = true;
@@ -84,14 +117,7 @@ void AtomicFile::commit() {
 }
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail("%s: cannot open: %s", path.c_str(), std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail("%s: not a regular file", path.c_str());
-  }
-  size_ = size_t(st.st_size);
+  const int fd = open_regular(path, &size_);
   if (size_ > 0) {
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
@@ -105,6 +131,29 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
 
 MappedFile::~MappedFile() {
   if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+void refuse_non_regular(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;  // nothing there yet
+  if (S_ISLNK(st.st_mode)) fail("%s: is a symbolic link; refusing to replace it", path.c_str());
+  if (S_ISDIR(st.st_mode)) fail("%s: is a directory; refusing to replace it", path.c_str());
+  if (!S_ISREG(st.st_mode)) fail("%s: is not a regular file (a device, FIFO or socket); refusing to replace it", path.c_str());
+}
+
+TempFile::TempFile(const std::string& dir, const std::string& prefix) {
+  std::string name = (std::filesystem::path(dir) / (prefix + "XXXXXX")).string();
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) fail("%s: cannot create a temporary file: %s", dir.c_str(), std::strerror(errno));
+  ::close(fd);
+  path_ = name;
+}
+
+TempFile::~TempFile() { ::unlink(path_.c_str()); }
+
+std::string temp_dir() {
+  const char* t = std::getenv("TMPDIR");
+  return t && *t ? t : "/tmp";
 }
 
 void make_dirs(const std::string& path) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // File helpers: whole-file reads, read-only memory maps, and atomic writes
-// (write to NAME.tmp, fsync, rename over NAME, fsync the directory) so that a crash never
-// leaves a half-written file where a good one stood.
+// (write to a fresh NAME.XXXXXX.tmp created exclusively, fsync, rename over NAME, fsync the
+// directory) so that a crash never leaves a half-written file where a good one stood. Reads refuse
+// anything but a regular file before reading (a FIFO never blocks them), and a replace refuses a
+// destination that is not a regular file (a link, a folder, a device).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -14,7 +16,7 @@ namespace nt {
 // Throws nt::Error naming the path on failure.
 std::string read_file(const std::string& path);
 
-// Writes through `writer` (called with a FILE*-like sink) to path.tmp, then renames.
+// Writes to a temporary file beside path, then renames it over path.
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path);
@@ -57,6 +59,25 @@ class MappedFile {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// Throws nt::Error if path exists and is not a regular file (lstat: a symbolic link counts as
+// not regular), naming what it is.
+void refuse_non_regular(const std::string& path);
+
+// A file created exclusively (mkostemp) under dir with a random name, removed when destroyed.
+class TempFile {
+ public:
+  TempFile(const std::string& dir, const std::string& prefix);
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+// $TMPDIR, else /tmp.
+std::string temp_dir();
 
 // Creates a directory (and parents); throws if it cannot, or if it exists but is not writable.
 void make_dirs(const std::string& path);
