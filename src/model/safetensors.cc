@@ -2,7 +2,11 @@
 #include "model/safetensors.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
+#include <set>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
@@ -111,16 +115,27 @@ StFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& p
   for (int i = 0; i < 8; ++i) hlen |= uint64_t(m.data()[i]) << (8 * i);
   if (hlen > m.size() - 8 || hlen > (uint64_t(100) << 20)) fail("%s: corrupt safetensors header length %llu", p, (unsigned long long)hlen);
   nlohmann::json h;
+  // The format forbids a name twice; a JSON parser would silently keep the last one.
+  std::set<std::string> names;
+  std::string duplicate;
+  auto on_event = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (depth == 1 && event == nlohmann::json::parse_event_t::key && !names.insert(parsed.get<std::string>()).second &&
+        duplicate.empty())
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
   try {
     h = nlohmann::json::parse(reinterpret_cast<const char*>(m.data()) + 8,
-                              reinterpret_cast<const char*>(m.data()) + 8 + hlen);
+                              reinterpret_cast<const char*>(m.data()) + 8 + hlen, on_event);
   } catch (const nlohmann::json::exception&) {
     fail("%s: corrupt safetensors header (not JSON)", p);
   }
+  if (!duplicate.empty()) fail("%s: the header names %s twice", p, duplicate.c_str());
   if (!h.is_object()) fail("%s: corrupt safetensors header (not an object)", p);
   const size_t data_size = m.size() - 8 - hlen;
   const uint8_t* data = m.data() + 8 + hlen;
   StFile f;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // every tensor's [begin, end) in the data
   for (auto it = h.begin(); it != h.end(); ++it) {
     if (it.key() == "__metadata__") {
       if (!it->is_object()) fail("%s: corrupt safetensors metadata", p);
@@ -151,11 +166,23 @@ StFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& p
       }
       if (n * es != offs[1] - offs[0]) fail("%s: tensor %s: shape does not match its byte size", p, it.key().c_str());
       t.bytes.assign(data + offs[0], data + offs[1]);
+      ranges.emplace_back(offs[0], offs[1]);
     } catch (const nlohmann::json::exception&) {
       fail("%s: tensor %s: malformed header entry", p, it.key().c_str());
     }
     f.tensors[it.key()] = std::move(t);
   }
+  // The tensors tile the data exactly: no byte read twice (overlaps) and none unread (holes,
+  // where a second file could hide).
+  std::sort(ranges.begin(), ranges.end());
+  uint64_t end = 0;
+  for (const auto& [b, e] : ranges) {
+    if (b < end) fail("%s: two tensors share bytes %llu..%llu of the data", p, (unsigned long long)b, (unsigned long long)end);
+    if (b > end) fail("%s: bytes %llu..%llu of the data belong to no tensor", p, (unsigned long long)end, (unsigned long long)b);
+    end = e;
+  }
+  if (end != data_size)
+    fail("%s: bytes %llu..%llu of the data belong to no tensor", p, (unsigned long long)end, (unsigned long long)data_size);
   return f;
 }
 
