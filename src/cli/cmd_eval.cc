@@ -12,7 +12,7 @@
 #include "data/documents.h"
 #include "data/loader.h"
 #include "eval/bpb.h"
-#include "eval/run_folder.h"
+#include "train/run_folder.h"
 #include "model/weights_io.h"
 
 namespace nt::cli {
@@ -39,7 +39,7 @@ void add_eval_command(CLI::App& app) {
     if (o->batch_size <= 0) fail("--batch-size %d: must be positive", o->batch_size);
     if (o->threads < 0) fail("--threads %d: must be >= 0", o->threads);
     setup_threads(o->threads);
-    RunFolder run = open_run_folder(o->run_dir);
+    TrainedRun run = open_trained_run(o->run_dir);
     const Tokenizer& tok = *run.tokenizer;
     // Same token stream as training data: BOS before every document.
     DocumentOptions dopt;

@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "core/check.h"
 #include "core/system.h"
-#include "eval/run_folder.h"
+#include "train/run_folder.h"
 #include "eval/sampler.h"
 #include "model/weights_io.h"
 
@@ -35,7 +35,7 @@ void add_sample_command(CLI::App& app) {
     if (o->so.top_k < 0) fail("--top-k %d: must be >= 0", o->so.top_k);
     if (o->threads < 0) fail("--threads %d: must be >= 0", o->threads);
     setup_threads(o->threads);
-    RunFolder run = open_run_folder(o->run_dir);
+    TrainedRun run = open_trained_run(o->run_dir);
     Gpt model(run.model, kernels_for_device(o->device.c_str()), 1, o->no_cache ? run.model.seq_len : 1);
     load_weights(run.weights_path, run.model, model.params());
     std::vector<uint32_t> prompt{run.tokenizer->bos_id()};
