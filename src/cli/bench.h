@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/buffer.h"
+#include "core/fields.h"
 #include "kernels/kernels.h"
 #include "model/config.h"
 #include "profile/roofline.h"
@@ -27,6 +28,33 @@ struct BenchFlags {
   std::string trace;
   std::string json;
   std::string roofline;
+
+  template <class V>
+  void for_each_field(V&& v) {
+    v(configs, {.flag = "--configs", .help = "Models for the step benchmark: cpu, d6, d8, frontier (comma list)",
+                .show_default = true});
+    v(dtypes, {.flag = "--dtype", .help = "fp32, bf16 or both (comma list)", .show_default = true});
+    v(steps, {.flag = "--steps", .help = "Timed steps per model (median)", .show_default = true, .min = 1,
+              .error = "must be positive"});
+    v(batch, {.flag = "--batch-size",
+              .help = "Sequences per step (0 = 8,192 tokens a step, as tools/compare_pytorch.sh runs: 32 at T 256, "
+                      "4 at frontier's T 2048)",
+              .show_default = true, .min = 0, .error = "must be positive (or 0: 8,192 tokens a step)"});
+    v(threads, {.flag = "--threads", .help = "OpenMP threads (0 = all cores)", .show_default = true, .min = 0,
+                .error = "must be >= 0"});
+    v(no_kernels, {.flag = "--no-kernels", .help = "Skip the per-kernel table"});
+    v(no_steps, {.flag = "--no-steps", .help = "Skip the training-step table"});
+    v(profile, {.flag = "--profile", .help = "Print where each model's timed steps spend their time"});
+    v(quick, {.flag = "--quick",
+              .help = "Time each kernel and each peak once: a quick check that everything runs (rough figures)"});
+    v(trace, {.flag = "--trace",
+              .help = "Write a Chrome trace (JSON) and the profile's chart (SVG) per model to "
+                      "PREFIX.<model>.<dtype>.json/.svg"});
+    v(json, {.flag = "--json", .help = "Also write the figures as JSON to this file ('-' = stdout)"});
+    v(roofline, {.flag = "--roofline",
+                 .help = "Also draw the kernels against this machine's roofs (compute peaks, bandwidth) as an SVG "
+                         "chart"});
+  }
 };
 
 // Every flag's error comes before any measuring.

@@ -15,6 +15,7 @@
 
 #include "cli/bench.h"
 #include "cli/commands.h"
+#include "cli/field_options.h"
 #include "core/check.h"
 #include "core/files.h"
 #include "core/system.h"
@@ -109,9 +110,7 @@ void run_bench(const BenchFlags& f) {
 }  // namespace
 
 void validate(const BenchFlags& f) {
-  if (f.steps <= 0) fail("--steps %d: must be positive", f.steps);
-  if (f.batch < 0) fail("--batch-size %d: must be positive (or 0: 8,192 tokens a step)", f.batch);
-  if (f.threads < 0) fail("--threads %d: must be >= 0", f.threads);
+  validate_fields(f);
   const auto configs = split(f.configs), dtypes = split(f.dtypes);
   if (configs.empty()) fail("--configs '%s': no model named (cpu, d6, d8, frontier)", f.configs.c_str());
   if (dtypes.empty() && !f.no_steps) fail("--dtype '%s': no dtype named (fp32, bf16)", f.dtypes.c_str());
@@ -130,26 +129,7 @@ void validate(const BenchFlags& f) {
 void add_bench_command(CLI::App& app) {
   auto f = std::make_shared<bench::BenchFlags>();
   auto* c = app.add_subcommand("bench", "Measure peaks, kernels and whole training steps (tokens/s, MFU)");
-  c->add_option("--configs", f->configs, "Models for the step benchmark: cpu, d6, d8, frontier (comma list)")
-      ->capture_default_str();
-  c->add_option("--dtype", f->dtypes, "fp32, bf16 or both (comma list)")->capture_default_str();
-  c->add_option("--steps", f->steps, "Timed steps per model (median)")->capture_default_str();
-  c->add_option("--batch-size", f->batch,
-                "Sequences per step (0 = 8,192 tokens a step, as tools/compare_pytorch.sh runs: 32 at T 256, "
-                "4 at frontier's T 2048)")
-      ->capture_default_str();
-  c->add_option("--threads", f->threads, "OpenMP threads (0 = all cores)")->capture_default_str();
-  c->add_flag("--no-kernels", f->no_kernels, "Skip the per-kernel table");
-  c->add_flag("--no-steps", f->no_steps, "Skip the training-step table");
-  c->add_flag("--profile", f->profile, "Print where each model's timed steps spend their time");
-  c->add_flag("--quick", f->quick,
-              "Time each kernel and each peak once: a quick check that everything runs (rough figures)");
-  c->add_option("--trace", f->trace,
-                "Write a Chrome trace (JSON) and the profile's chart (SVG) per model to "
-                "PREFIX.<model>.<dtype>.json/.svg");
-  c->add_option("--json", f->json, "Also write the figures as JSON to this file ('-' = stdout)");
-  c->add_option("--roofline", f->roofline,
-                "Also draw the kernels against this machine's roofs (compute peaks, bandwidth) as an SVG chart");
+  add_field_options(c, *f);
   c->callback([f] {
     bench::validate(*f);
     bench::run_bench(*f);
