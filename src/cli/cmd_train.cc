@@ -22,6 +22,18 @@ void print_summary(const TrainSummary& s) {
   std::printf("run folder: %s\n", s.run_dir.c_str());
 }
 
+// With --resume the run keeps its own settings: only the per-invocation flags may be given.
+void check_resume_flags(const CLI::App& c, TrainConfig& cfg) {
+  const std::vector<std::string> allowed = resume_flags(cfg);
+  std::string others;
+  for (const auto& flag : allowed)
+    if (flag != "--resume") others += (others.empty() ? "" : " and ") + flag;
+  for (const CLI::Option* o : c.get_options())
+    if (o->count() > 0 && std::find(allowed.begin(), allowed.end(), o->get_name()) == allowed.end())
+      fail("%s: cannot be combined with --resume (a resumed run keeps its own settings; only %s may be given)",
+           o->get_name().c_str(), others.c_str());
+}
+
 }  // namespace
 
 void add_train_command(CLI::App& app) {
@@ -29,13 +41,7 @@ void add_train_command(CLI::App& app) {
   auto* c = app.add_subcommand("train", "Train a GPT from scratch under a wall-clock budget and report val_bpb");
   add_field_options(c, *cfg);
   c->callback([cfg, c] {
-    if (!cfg->resume.empty()) {
-      const std::vector<std::string> allowed = resume_flags(*cfg);
-      for (const CLI::Option* o : c->get_options())
-        if (o->count() > 0 && std::find(allowed.begin(), allowed.end(), o->get_name()) == allowed.end())
-          fail("%s: cannot be combined with --resume (a resumed run keeps its own settings; only --threads and --quiet may be given)",
-               o->get_name().c_str());
-    }
+    if (!cfg->resume.empty()) check_resume_flags(*c, *cfg);
     try {
       print_summary(run_training(*cfg));
     } catch (const Interrupted& stop) {

@@ -121,4 +121,28 @@ void validate_fields(const S& s) {
   });
 }
 
+// Copies from `src` into `dst` the fields for which keep(info) holds (both visited in the same
+// order, so the i-th field of one is the i-th of the other).
+template <HasFields S, class Pred>
+void copy_fields_if(S& dst, const S& src, Pred keep) {
+  std::vector<void*> slots;
+  auto collect = [&](auto& self, auto& s) -> void {
+    s.for_each_field([&](auto& value, const FieldInfo&) {
+      if constexpr (HasFields<std::remove_cvref_t<decltype(value)>>) self(self, value);
+      else slots.push_back(&value);
+    });
+  };
+  collect(collect, dst);
+  size_t i = 0;
+  auto copy = [&](auto& self, auto& s) -> void {
+    s.for_each_field([&](auto& value, const FieldInfo& f) {
+      using T = std::remove_cvref_t<decltype(value)>;
+      if constexpr (HasFields<T>) self(self, value);
+      else if (keep(f)) *static_cast<T*>(slots[i++]) = value;
+      else ++i;
+    });
+  };
+  copy(copy, const_cast<S&>(src));  // the visit only reads src
+}
+
 }  // namespace nt

@@ -29,7 +29,7 @@ void truncate_lines(const std::string& path, int64_t lines) {
 
 }  // namespace
 
-RunFolder::RunFolder(std::string dir) : dir_(std::move(dir)) { make_dirs(dir_); }
+RunFolder::RunFolder(std::string dir, bool resume) : dir_(std::move(dir)), resume_(resume) { make_dirs(dir_); }
 
 std::string RunFolder::file(const char* name) const { return (fs::path(dir_) / name).string(); }
 
@@ -41,14 +41,14 @@ void RunFolder::write_json(const std::string& path, const nlohmann::json& j) con
 
 void RunFolder::write_text(const std::string& path, const std::string& text) const { write_file_atomic(path, text); }
 
-void RunFolder::open_metrics(bool resume, int64_t keep_lines) {
+void RunFolder::open_metrics(int64_t keep_lines) {
   const std::string path = metrics_path();
   metrics_lines_ = 0;
-  if (resume) {
+  if (resume_) {
     metrics_lines_ = keep_lines;
     truncate_lines(path, keep_lines);
   }
-  metrics_.open(path, resume ? std::ios::app : std::ios::trunc);
+  metrics_.open(path, resume_ ? std::ios::app : std::ios::trunc);
   if (!metrics_) fail("%s: cannot write", path.c_str());
 }
 

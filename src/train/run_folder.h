@@ -30,9 +30,10 @@ inline constexpr const char* kWeightsFile = "model.safetensors";
 
 class RunFolder {
  public:
-  // Creates the folder (and its parents) or opens it to continue a run. Every writer of a run
-  // comes through here, so this is where a run would claim its folder.
-  explicit RunFolder(std::string dir);
+  // Creates the folder (and its parents) for a new run, or opens it to continue one. Every
+  // writer of a run comes through here, so this is where a run would claim its folder (a lock)
+  // or refuse one that is not a run's.
+  RunFolder(std::string dir, bool resume);
   RunFolder(const RunFolder&) = delete;
   RunFolder& operator=(const RunFolder&) = delete;
 
@@ -54,7 +55,7 @@ class RunFolder {
 
   // metrics.jsonl: a new run truncates it; a resumed one keeps the first `keep_lines` lines
   // (those its checkpoint counted) and appends.
-  void open_metrics(bool resume, int64_t keep_lines);
+  void open_metrics(int64_t keep_lines);
   void log_metric(const nlohmann::json& j);  // one line, flushed
   int64_t metrics_lines() const { return metrics_lines_; }
   std::string read_metrics() const;
@@ -66,6 +67,7 @@ class RunFolder {
 
  private:
   std::string dir_;
+  bool resume_;
   std::ofstream metrics_;
   int64_t metrics_lines_ = 0;
 };

@@ -31,14 +31,13 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // The flags, or with --resume the run's own settings from its newest valid checkpoint (only
-// the per-invocation ones taken from the command line).
+// the per-invocation ones, such as --threads, taken from the command line).
 TrainConfig settings(const TrainConfig& given, std::optional<CheckpointData>& resume) {
   if (given.resume.empty()) return given;
   resume = newest_valid_checkpoint(given.resume, warn_line);
   TrainConfig cfg = TrainConfig::from_json(resume->train);
+  copy_fields_if(cfg, given, [](const FieldInfo& f) { return f.resume_may_change; });
   cfg.run_dir = given.resume;
-  cfg.threads = given.threads;
-  cfg.quiet = given.quiet;
   return cfg;
 }
 
@@ -142,13 +141,13 @@ TrainSummary run_training(const TrainConfig& given) {
   check_memory(plan);
 
   if (plan.cfg.run_dir.empty()) plan.cfg.run_dir = default_run_dir();  // checkpoints record where they belong
-  RunFolder run(cfg.run_dir);
+  RunFolder run(cfg.run_dir, resume.has_value());
   const std::string tok_spec = run.save_tokenizer(tok);
   Peak peak(plan);
   const nlohmann::json config = config_json(plan, tok_spec, tok, peak.gflops);
   run.write_json(run.config_path(), config);
   progress.print("config: " + config.dump());
-  run.open_metrics(resume.has_value(), resume ? resume->state.metrics_lines : 0);
+  run.open_metrics(resume ? resume->state.metrics_lines : 0);
   progress.print("run folder: " + run.dir() + " | " + plan_batch_line(plan));
 
   TrainLoop loop(plan, ds, run, progress, peak.gflops);

@@ -187,5 +187,17 @@ TEST(TrainConfig, OnlyPerInvocationFlagsGoWithResume) {
             (std::set<std::string>{"--threads", "--quiet", "--resume"}));
 }
 
+TEST(TrainConfig, ResumeTakesOnlyThePerInvocationSettings) {
+  TrainConfig stored, given;
+  stored.steps = 40, stored.threads = 2;
+  given.steps = 5, given.threads = 3, given.quiet = true, given.shape.depth = 9, given.resume = "runs/x";
+  copy_fields_if(stored, given, [](const FieldInfo& f) { return f.resume_may_change; });
+  EXPECT_EQ(stored.steps, 40);
+  EXPECT_EQ(stored.shape.depth, 0);
+  EXPECT_EQ(stored.threads, 3);
+  EXPECT_TRUE(stored.quiet);
+  EXPECT_EQ(stored.resume, "runs/x");
+}
+
 }  // namespace
 }  // namespace nt
