@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Tokenizer and data-path numbers of issue 3, measured side by side in one run:
+# Tokenizer and data-path figures (docs/BENCHMARKS.md), measured side by side in one run:
 #  1. encoding throughput, cl100k_base (and o200k_base, gpt2), nanotrain 1 and 2 threads vs
 #     tiktoken-WASM (npm tiktoken@1.0.22 under node, one thread), same 7.6 MB of the default corpus;
 #  2. BPE training on the whole default corpus at vocab 8192 (seconds);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side training throughput: nanotrain vs the independent PyTorch implementation
 # (tools/torch_ref/train_bench.py: Debian's torch, 2 threads, pinned, passive waits, OpenBLAS
-# free to pick its AVX-512 kernels -- PyTorch's best setting here, PERF.md -- and glibc's malloc
+# free to pick its AVX-512 kernels -- PyTorch's best setting here -- and glibc's malloc
 # keeping freed memory for reuse, PT_MALLOC below), same model, same
 # batch, same machine, one run. For each model it prints PyTorch's tokens/s in fp32
 # and with bf16 autocast, nanotrain's (`train`, bf16 where the CPU has it), and the ratio to the
@@ -17,7 +17,7 @@
 #   tools/compare_pytorch.sh 4 256 4 64 256  # any shape: DEPTH D_MODEL N_HEAD HEAD_DIM SEQ
 # Models: cpu = depth 4 / d 256 / 4 heads, d6 = 6 / 384 / 6, d8 = 8 / 512 / 8; head dim 64, T 256,
 # vocab 8192 (the default data). Environment: BATCH sequences a step (default 32: 8,192 tokens,
-# PERF.md's setting), STEPS (default 8; the first 2 are warm-up and not timed), NT (the binary,
+# the step docs/BENCHMARKS.md reports), STEPS (default 8; the first 2 are warm-up and not timed), NT (the binary,
 # default build/nanotrain), NT_DTYPE (bf16 | fp32, default: nanotrain's own choice), ROUNDS
 # (default 1: how many times to measure every model; the rounds interleave, round 1 of every
 # model, then round 2, so that a slow spell of a shared machine lands on both sides; the table
@@ -52,11 +52,9 @@ done
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # PyTorch's CPU allocator hands every tensor back to glibc's malloc, which returns the large ones
-# (above its mmap threshold: the logits, the MLP's activations) to the kernel at once, so that
-# each step faults all of their pages in again, zeroed. Where page faults are dear (a virtual
-# machine) that took 43 % of PyTorch's CPU time and halved its speed. No mmap, no trimming and
-# transparent huge pages for the heap keep the memory in the process: depth 6, bf16 autocast,
-# 1,021 -> 2,979 tokens/s on PERF.md's Zen 5 kind (docs/PERFORMANCE.md, twenty-fifth session).
+# to the kernel at once, so each step faults their pages in again; on a virtual machine that
+# halves PyTorch's speed. No mmap, no trimming and huge pages keep the memory in the process
+# (figures in docs/BENCHMARKS.md).
 PT_MALLOC=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.malloc.hugetlb=1
 PT_ENV=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_PROC_BIND=true OMP_PLACES=cores OMP_WAIT_POLICY=PASSIVE
   GLIBC_TUNABLES="$PT_MALLOC")

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `nanotrain bench` in parts: its flags, this machine's peaks (cmd_bench_peaks.cc), every hot
-// kernel's rate against them (cmd_bench_kernels*.cc), whole training steps (cmd_bench_steps.cc),
-// and the command that runs them and writes the JSON and roofline chart (cmd_bench.cc).
+// kernel's rate against them (cmd_bench_kernels.cc: the GEMMs and the roofline chart;
+// cmd_bench_ops.cc: the rest), whole training steps (cmd_bench_steps.cc), and the command that
+// runs them and writes the JSON (cmd_bench.cc).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -12,6 +13,7 @@
 
 #include "core/buffer.h"
 #include "core/fields.h"
+#include "kernels/backend.h"
 #include "kernels/kernels.h"
 #include "model/config.h"
 #include "profile/roofline.h"
@@ -79,6 +81,7 @@ void fill_rand(float* p, size_t n, uint64_t seed, float scale = 1.0f);
 // This machine's peaks; other processes can only lower a measured peak, so each is the best
 // of every try so far.
 struct Peaks {
+  const Backend* backend = nullptr;
   bool avx512 = false, bf16 = false, amx = false;
   double fma = 0, bf16_gflops = 0, triad = 0, amx_loaded = 0;
   const char* fp32_isa() const { return avx512 ? "avx512" : "avx2"; }
@@ -90,7 +93,10 @@ struct Peaks {
 struct Machine {
   int threads = 0;
   std::string features;
+  const Backend* backend = nullptr;
   const KernelTable* kernels = nullptr;
+  const Backend::AltGemm* onednn = nullptr;  // oneDNN's bf16 GEMMs, timed beside ours; null: none
+  std::vector<Backend::AltGemm> alternatives;
   double load = 0;  // 1-minute load average
 };
 
@@ -101,11 +107,12 @@ Peaks measure_peaks(const BenchFlags& f, Machine& m, nlohmann::json& out);
 // that bounds it (profile/roofline.h).
 class KernelRows {
  public:
-  KernelRows(const KernelTable& k, const ModelConfig& c, int64_t batch, const Peaks& peaks, bool quick);
+  KernelRows(const Machine& m, const ModelConfig& c, int64_t batch, const Peaks& peaks, bool quick);
   void report(const std::string& name, double sec, double flops, double bytes, double peak);
   double time(const std::function<void()>& fn) const { return time_calls(fn, quick_); }
 
   const KernelTable& k;
+  const Backend::AltGemm* onednn;
   const Peaks& peaks;
   const int64_t B, N, C, F, V, H, KVH, D, T, R;  // R: the head's chunk of rows
   const size_t big;                             // floats in each scratch buffer

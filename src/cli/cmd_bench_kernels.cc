@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "backends/cpu/cpu_ops.h"
 #include "cli/bench.h"
 #include "core/check.h"
 #include "core/files.h"
@@ -12,8 +11,9 @@
 
 namespace nt::cli::bench {
 
-KernelRows::KernelRows(const KernelTable& kt, const ModelConfig& c, int64_t batch, const Peaks& p, bool quick)
-    : k(kt),
+KernelRows::KernelRows(const Machine& m, const ModelConfig& c, int64_t batch, const Peaks& p, bool quick)
+    : k(*m.kernels),
+      onednn(m.onednn),
       peaks(p),
       B(batch),
       N(batch * c.seq_len),
@@ -104,9 +104,9 @@ void bench_matmul_variants(KernelRows& r, const Mm& s, double fl, double bf16_by
              r.time([&] { k.matmul_bf16_out_relu2_bwd(c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
              fl, bf16_bytes, pbf16);
   }
-  if (s.bf16_out && bf16 && !amx) {  // our GEMM takes these: oneDNN's beside it
+  if (s.bf16_out && bf16 && !amx && r.onednn) {  // our GEMM takes these: oneDNN's beside it
     std::snprintf(name, sizeof name, "  oneDNN bf16 C: %s", s.what);
-    r.report(name, r.time([&] { cpu::matmul_bf16_out_onednn(c_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
+    r.report(name, r.time([&] { r.onednn->matmul_bf16_out(c_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
              fl, bf16_c_bytes, pbf16);
   }
   // As the bf16 step runs it: relu²(fc) read as it is packed (the down product's forward only
@@ -118,10 +118,10 @@ void bench_matmul_variants(KernelRows& r, const Mm& s, double fl, double bf16_by
              }),
              fl, bf16_bytes, pbf16);
   }
-  if (amx || bf16) {  // our GEMMs take some of these products: oneDNN's beside them
+  if ((amx || bf16) && r.onednn) {  // our GEMMs take some of these products: oneDNN's beside them
     std::snprintf(name, sizeof name, "  oneDNN bf16 %s", s.what);
     r.report(name, r.time([&] {
-               cpu::matmul_bf16_onednn(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f);
+               r.onednn->matmul_bf16(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f);
              }),
              fl, bf16_bytes, pbf16);
   }
@@ -167,7 +167,7 @@ void run_kernel_table(const BenchFlags& f, const Machine& m, const Peaks& peaks,
   const auto cfg_names = split(f.configs);
   const std::string model = cfg_names.empty() ? "cpu" : cfg_names[0];
   const ModelConfig c = named_config(model);
-  KernelRows r(*m.kernels, c, sequences_per_step(f, c), peaks, f.quick);
+  KernelRows r(m, c, sequences_per_step(f, c), peaks, f.quick);
   std::printf("kernels on %s shapes (N=%ld, C=%ld, F=%ld, V=%ld, T=%ld, H=%ld, D=%ld):\n", model.c_str(), long(r.N),
               long(r.C), long(r.F), long(r.V), long(r.T), long(r.H), long(r.D));
   std::printf("  %-34s %10s %12s %8s %8s\n", "kernel", "ms", "rate", "% roof", "FLOP/B");

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli/bench.h"
-#include "kernels/newton_schulz_bf16.h"
+#include "composed/newton_schulz_bf16.h"
 #include "optim/optimizer.h"
 
 namespace nt::cli::bench {

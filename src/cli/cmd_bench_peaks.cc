@@ -4,23 +4,23 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "backends/cpu/peak.h"
 #include "cli/bench.h"
 #include "core/system.h"
 
 namespace nt::cli::bench {
 
 void Peaks::measure_compute() {
-  fma = std::max(fma, cpu::measure_compute_peak(false, 0.15, 1).gflops);
+  fma = std::max(fma, backend->measure_peak(Precision::kFp32, 0.15, 1).gflops);
   // With AMX the tiles are the bf16 peak (the bf16 GEMMs and the attention run on them).
-  bf16_gflops = bf16 ? std::max(bf16_gflops, cpu::measure_compute_peak(true, 0.15, 1).gflops) : fma;
+  bf16_gflops = bf16 ? std::max(bf16_gflops, backend->measure_peak(Precision::kBf16, 0.15, 1).gflops) : fma;
 }
 
 void Peaks::measure_all(bool quick) {
   for (int i = 0; i < (quick ? 1 : 3); ++i) {
-    if (amx) amx_loaded = std::max(amx_loaded, cpu::peak_bf16_amx_loaded_gflops(0.15));
+    if (amx && backend->measure_tiles_loaded_gflops)
+      amx_loaded = std::max(amx_loaded, backend->measure_tiles_loaded_gflops(0.15));
     measure_compute();
-    triad = std::max(triad, cpu::triad_gbs(int64_t(1) << 25, 3));
+    triad = std::max(triad, backend->measure_bandwidth_gbs(int64_t(1) << 25, 3));
   }
 }
 
@@ -40,9 +40,12 @@ double load_average() {
 Peaks measure_peaks(const BenchFlags& f, Machine& m, nlohmann::json& out) {
   const CpuFeatures cf = cpu_features();
   Peaks p;
+  m.backend = p.backend = &backend_for_device("cpu");
   p.avx512 = cf.avx512f && cf.avx512bw, p.bf16 = p.avx512 && cf.avx512bf16, p.amx = p.bf16 && cf.amx_bf16;
   m.features = cf.describe();
-  m.kernels = &cpu_kernels();
+  m.kernels = &m.backend->kernels();
+  if (m.backend->alternative_gemms) m.alternatives = m.backend->alternative_gemms();
+  m.onednn = m.alternatives.empty() ? nullptr : &m.alternatives.front();
   out["machine"] = {{"host", hostname()}, {"threads", m.threads}, {"features", m.features}, {"kernels", m.kernels->name}};
   p.measure_all(f.quick);
   out["peaks"] = {{"fp32_fma_gflops", p.fma}, {"bf16_gflops", p.bf16_gflops}, {"triad_gbs", p.triad},

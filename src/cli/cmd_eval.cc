@@ -12,8 +12,9 @@
 #include "data/documents.h"
 #include "data/loader.h"
 #include "eval/bpb.h"
-#include "train/run_folder.h"
+#include "kernels/backend.h"
 #include "model/weights_io.h"
+#include "train/run_folder.h"
 
 namespace nt::cli {
 
@@ -66,7 +67,7 @@ void add_eval_command(CLI::App& app) {
     std::remove(tmp.c_str());  // the mapping stays valid after unlink
     const int T = run.model.seq_len;
     ValLoader val(shards, o->batch_size, T);
-    Gpt model(run.model, kernels_for_device(o->device.c_str()), o->batch_size, T);
+    Gpt model(run.model, backend_for_device(o->device).kernels(), o->batch_size, T);
     load_weights(run.weights_path, run.model, model.params());
     BpbResult r = evaluate_bpb(model, val, tok, o->batch_size, T);
     if (o->json) {

@@ -8,7 +8,7 @@
 #include "cli/field_options.h"
 #include "core/check.h"
 #include "core/system.h"
-#include "kernels/kernels.h"
+#include "kernels/backend.h"
 #include "model/config.h"
 #include "model/gpt.h"
 
@@ -29,7 +29,8 @@ void add_info_command(CLI::App& app) {
     ModelConfig m = resolve_model_config(*f, 257);
     std::printf("nanotrain %s on %s\n", NT_VERSION, hostname().c_str());
     std::printf("cpu features: %s | cores available: %d\n", cpu_features().describe().c_str(), omp_get_num_procs());
-    std::printf("kernels: %s (default), %s\n", cpu_kernels().name, ref_kernels().name);
+    std::printf("kernels: %s (default), %s\n", backend_for_device("cpu").kernels().name,
+                backend_for_device("ref").kernels().name);
     std::printf("model: %s\n", m.to_json().dump().c_str());
     std::printf("params: %lld total, %lld in matmuls; %.1f MFLOP per training token\n", (long long)count_params(m),
                 (long long)count_matmul_params(m), flops_per_token(m, m.seq_len) / 1e6);

@@ -5,9 +5,10 @@
 #include "cli/commands.h"
 #include "core/check.h"
 #include "core/system.h"
-#include "train/run_folder.h"
 #include "eval/sampler.h"
+#include "kernels/backend.h"
 #include "model/weights_io.h"
+#include "train/run_folder.h"
 
 namespace nt::cli {
 
@@ -36,7 +37,7 @@ void add_sample_command(CLI::App& app) {
     if (o->threads < 0) fail("--threads %d: must be >= 0", o->threads);
     setup_threads(o->threads);
     TrainedRun run = open_trained_run(o->run_dir);
-    Gpt model(run.model, kernels_for_device(o->device.c_str()), 1, o->no_cache ? run.model.seq_len : 1);
+    Gpt model(run.model, backend_for_device(o->device).kernels(), 1, o->no_cache ? run.model.seq_len : 1);
     load_weights(run.weights_path, run.model, model.params());
     std::vector<uint32_t> prompt{run.tokenizer->bos_id()};
     run.tokenizer->encode(o->prompt, prompt);

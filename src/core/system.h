@@ -21,7 +21,7 @@ struct CpuFeatures {
 };
 CpuFeatures cpu_features();
 // Sets the OpenMP thread count (0 = all cores) and pins each thread to one core, which keeps
-// the kernel from parking both threads on one core (PERF.md). Returns the count used.
+// the kernel from parking both threads on one core. Returns the count used.
 int setup_threads(int threads);
 std::string hostname();
 // Makes the C allocator keep freed memory for reuse instead of returning it to the kernel: large

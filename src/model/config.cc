@@ -72,7 +72,7 @@ ModelConfig resolve_model_config(const ShapeFlags& f, int data_vocab) {
     c.depth = 2, c.d_model = 64, c.n_head = 2, c.n_kv_head = 2, c.head_dim = 32, c.seq_len = 64;
   } else if (f.preset == "cpu") {
     // The default: a few-million-parameter model that makes real progress in 5 minutes on 2 cores
-    // (see docs/PERFORMANCE.md for the measurement behind it).
+    // (docs/BENCHMARKS.md).
     c.depth = 4, c.d_model = 256, c.n_head = 4, c.n_kv_head = 4, c.head_dim = 64, c.seq_len = 256;
   } else if (f.preset == "frontier") {
     // The competition baseline: depth 8, d_model 512 (4 heads of 128), vocab 32768, T 2048.

@@ -10,18 +10,11 @@
 
 namespace nt {
 
-Precision parse_precision(const char* s) {
-  if (std::strcmp(s, "fp32") == 0) return Precision::kFp32;
-  if (std::strcmp(s, "bf16") == 0) return Precision::kBf16;
-  fail("--dtype %s: unknown (fp32, bf16)", s);
-}
-
-const char* precision_name(Precision p) { return p == Precision::kBf16 ? "bf16" : "fp32"; }
-
 Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq, Precision precision)
-    : cfg_(cfg), k_(kernels), precision_(precision), max_b_(batch), max_t_(seq), params_(cfg), grads_(cfg) {
+    : cfg_(cfg), k_(kernels), ops_(PrecisionOps::make(kernels, precision)), max_b_(batch), max_t_(seq), params_(cfg), grads_(cfg) {
   cfg.validate();
   NT_CHECK(batch > 0 && seq > 0 && seq <= cfg.seq_len, "bad activation shape B=%d T=%d", batch, seq);
+  const bool bf16 = precision == Precision::kBf16;  // which buffers the op set reads and writes
   const int64_t N = int64_t(batch) * seq, C = cfg.d_model, H = cfg.n_head, KVH = cfg.n_kv_head,
                 D = cfg.head_dim, F = cfg.mlp_dim();
   // Rotary tables for every position the model supports: angle = pos * base^(-2j/D).
@@ -47,7 +40,7 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
     a.att.resize(N * H * D), a.lse.resize(N * H);
     // bf16 runs keep the normalised activations only as their bf16 GEMM operands, which the
     // norms' backward reads too (2 N C floats a layer fewer: 256 MiB at depth 8, batch 32).
-    if (precision_ == Precision::kBf16) {
+    if (bf16) {
       a.fc_h.resize(N * F);
       a.ln1_h.resize(N * C), a.att_h.resize(N * H * D), a.ln2_h.resize(N * C);
     } else {
@@ -62,15 +55,10 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
   dx_.resize(N * C), dln_.resize(N * C), dlnf_.resize(N * C);
   // (A backend whose down product writes the activation's gradient itself needs no buffer for
   // the product: activation_bytes's count of it is then an upper bound.)
-  if (precision_ == Precision::kBf16) dact_h_.resize(k_.matmul_bf16_out_relu2_bwd ? 0 : N * F);
+  if (bf16) dact_h_.resize(k_.matmul_bf16_out_relu2_bwd ? 0 : N * F);
   else act_.resize(N * F), dact_.resize(N * F);
   datt_.resize(N * H * D), dq_.resize(N * H * D), dk_.resize(N * KVH * D), dv_.resize(N * KVH * D);
-  if (precision_ == Precision::kBf16) {
-    NT_CHECK(k_.matmul_bf16 && k_.matmul_bf16_out && k_.to_bf16 && k_.rmsnorm_fwd_bf16 && k_.rmsnorm_bwd_bf16 &&
-                 k_.relu2_fwd_bf16 && k_.relu2_bwd_bf16 && k_.softcap_xent_bf16 &&
-                 k_.attention_fwd_bf16 &&
-                 k_.attention_bwd_bf16,
-             "backend %s has no bf16 kernels", k_.name);
+  if (bf16) {
     wbf_.resize(params_.numel());
     h0_.resize(size_t(N * std::max(C, H * D)));
     h1_.resize(size_t(N * std::max(F, H * D + 2 * KVH * D)));
@@ -84,38 +72,13 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
   }
 }
 
-void Gpt::mm(float* c, Operand a, Operand b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta) {
-  if (precision_ == Precision::kBf16) k_.matmul_bf16(c, a.h, b.h, m, n, k, ta, tb, beta);
-  else k_.matmul(c, a.f, b.f, m, n, k, ta, tb, beta);
+Operand Gpt::weight(const float* p) const {
+  return ops_->pair(p, wbf_.size() == 0 ? nullptr : wbf_.data() + (p - params_.data.data()));
 }
 
-Gpt::Operand Gpt::act(Buffer<uint16_t>& slot, const float* x, int64_t n) {
-  if (precision_ != Precision::kBf16) return {x, nullptr};
-  NT_CHECK(size_t(n) <= slot.size(), "bf16 slot too small (%ld > %zu)", long(n), slot.size());
-  k_.to_bf16(slot.data(), x, n);
-  return {x, slot.data()};
-}
-
-Gpt::Operand Gpt::saved(const Buffer<float>& f, const Buffer<uint16_t>& h) const {
-  return {f.data(), precision_ == Precision::kBf16 ? h.data() : nullptr};
-}
-
-void Gpt::norm_fwd(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows) {
-  const float eps = float(cfg_.norm_eps);
-  if (precision_ == Precision::kBf16) k_.rmsnorm_fwd_bf16(out, out_h, rstd, inp, rows, cfg_.d_model, eps);
-  else k_.rmsnorm_fwd(out, rstd, inp, rows, cfg_.d_model, eps);
-}
-
-void Gpt::norm_bwd(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const uint16_t* out_h,
-                   const float* rstd, int64_t rows, bool accumulate) {
-  if (precision_ == Precision::kBf16)
-    k_.rmsnorm_bwd_bf16(dinp, dinp_h, dout, out_h, rstd, rows, cfg_.d_model, accumulate);
-  else k_.rmsnorm_bwd(dinp, dout, out, rstd, rows, cfg_.d_model, accumulate);
-}
-
-Gpt::Operand Gpt::weight(const float* p) const {
-  if (precision_ != Precision::kBf16) return {p, nullptr};
-  return {p, wbf_.data() + (p - params_.data.data())};
+MlpTensors Gpt::mlp_tensors(LayerActs& a, const LayerTensors& lw, int64_t n) {
+  return {a.fc.data(), a.fc_h.data(), saved(a.ln2, a.ln2_h), weight(lw.wfc), weight(lw.wproj), n, cfg_.d_model,
+          cfg_.mlp_dim()};
 }
 
 size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision precision) {
@@ -145,7 +108,7 @@ size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision
 void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
   NT_CHECK(B <= max_b_ && T <= max_t_, "batch (%d, %d) exceeds the buffers (%d, %d)", B, T, max_b_, max_t_);
   const int64_t N = int64_t(B) * T, C = cfg_.d_model, H = cfg_.n_head, KVH = cfg_.n_kv_head,
-                D = cfg_.head_dim, HD = H * D, KD = KVH * D, F = cfg_.mlp_dim();
+                D = cfg_.head_dim, HD = H * D, KD = KVH * D;
   const float eps = float(cfg_.norm_eps);
   for (int64_t i = 0; i < N; ++i)
     NT_CHECK(inputs[i] >= 0 && inputs[i] < cfg_.vocab_size, "token id %d outside the vocabulary (%d)", inputs[i],
@@ -153,7 +116,7 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
   ModelTensors w = params_.views();
   {
     profile::Zone z(profile::kToBf16);
-    if (precision_ == Precision::kBf16) k_.to_bf16(wbf_.data(), params_.data.data(), int64_t(params_.numel()));
+    ops_->round_weights(wbf_.data(), params_.data.data(), int64_t(params_.numel()));
   }
   // x = rms(wte[idx]); ln0 keeps the normalised embedding for backward.
   {
@@ -173,9 +136,9 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
     {
       profile::Zone z(profile::kQkv);
       const Operand ln1 = saved(a.ln1, a.ln1_h);
-      mm(a.q.data(), ln1, weight(lw.wq), N, HD, C, false, true, 0.0f);
-      mm(a.k.data(), ln1, weight(lw.wk), N, KD, C, false, true, 0.0f);
-      mm(a.v.data(), ln1, weight(lw.wv), N, KD, C, false, true, 0.0f);
+      ops_->mm(a.q.data(), ln1, weight(lw.wq), N, HD, C, false, true, 0.0f);
+      ops_->mm(a.k.data(), ln1, weight(lw.wk), N, KD, C, false, true, 0.0f);
+      ops_->mm(a.v.data(), ln1, weight(lw.wv), N, KD, C, false, true, 0.0f);
     }
     {
       profile::Zone z(profile::kRope);  // rotary + QK-norm, fused
@@ -184,50 +147,19 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
     }
     {
       profile::Zone z(profile::kAttention);
-      (precision_ == Precision::kBf16 ? k_.attention_fwd_bf16 : k_.attention_fwd)(
-          a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, T, H, KVH, D);
+      ops_->attention_fwd(a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, T, H, KVH, D);
     }
     {
       profile::Zone z(profile::kAttnOut);
-      mm(x_.data(), act(a.att_h, a.att.data(), N * HD), weight(lw.wo), N, C, HD, false, true, 1.0f);
+      ops_->mm(x_.data(), ops_->convert(a.att_h.data(), a.att.data(), N * HD), weight(lw.wo), N, C, HD, false, true,
+               1.0f);
     }
     // MLP: x += c_proj(relu(c_fc(norm(x)))^2).
     {
       profile::Zone z(profile::kNorm);
       norm_fwd(a.ln2.data(), a.ln2_h.data(), a.rstd2.data(), x_.data(), N);
     }
-    Operand h{act_.data(), nullptr};
-    // Where the backend has it, the activation comes out of the up product itself.
-    const bool relu2_in_up = this->relu2_in_up();
-    {
-      profile::Zone z(profile::kMlpUp);
-      const Operand ln2 = saved(a.ln2, a.ln2_h);
-      if (relu2_in_up) {
-        k_.matmul_bf16_out_relu2(a.fc_h.data(), h1_.data(), ln2.h, weight(lw.wfc).h, N, F, C, false, true);
-        h.h = h1_.data();
-      } else if (precision_ == Precision::kBf16) {
-        k_.matmul_bf16_out(a.fc_h.data(), ln2.h, weight(lw.wfc).h, N, F, C, false, true);
-      } else {
-        mm(a.fc.data(), ln2, weight(lw.wfc), N, F, C, false, true, 0.0f);
-      }
-    }
-    if (!relu2_in_down_fwd() && !relu2_in_up) {
-      profile::Zone z(profile::kRelu2);
-      if (precision_ == Precision::kBf16) {
-        k_.relu2_fwd_bf16(h1_.data(), a.fc_h.data(), N * F);
-        h.h = h1_.data();
-      } else {
-        k_.relu2_fwd(act_.data(), a.fc.data(), N * F);
-      }
-    }
-    {
-      profile::Zone z(profile::kMlpDown);
-      if (relu2_in_down_fwd() && precision_ == Precision::kBf16)  // relu2(fc) read as fc is packed
-        k_.matmul_bf16_relu2(x_.data(), a.fc_h.data(), weight(lw.wproj).h, N, C, F, false, true, 1.0f, true);
-      else if (relu2_in_down_fwd())
-        k_.matmul_relu2(x_.data(), a.fc.data(), lw.wproj, N, C, F, false, true, 1.0f, true);
-      else mm(x_.data(), h, weight(lw.wproj), N, C, F, false, true, 1.0f);
-    }
+    ops_->mlp_fwd(x_.data(), mlp_tensors(a, lw, N), mlp_scratch());
   }
   {
     profile::Zone z(profile::kNorm);
@@ -257,26 +189,22 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
     {
       profile::Zone z(profile::kHead);
       if (packed) k_.matmul_bf16_packed_b(logits_.data(), lnf_r.h, head_fwd_b_.data(), rows, V, C, false, 0.0f);
-      else mm(logits_.data(), lnf_r, head, rows, V, C, false, true, 0.0f);
+      else ops_->mm(logits_.data(), lnf_r, head, rows, V, C, false, true, 0.0f);
     }
-    // With bf16 GEMMs the loss writes dL/dlogits straight into the bf16 operand of the head's
-    // backward GEMMs; in fp32 it overwrites logits_.
-    const bool bf16_grad = grad_scale != 0.0f && precision_ == Precision::kBf16;
+    // dL/dlogits, where there is a gradient: the head's backward GEMMs' operand.
+    Operand dlogits;
     {
       profile::Zone z(profile::kLoss);
-      if (bf16_grad)
-        k_.softcap_xent_bf16(logits_.data(), losses + r0, targets + r0, rows, V, float(cfg_.softcap), grad_scale,
-                             h2_.data());
-      else k_.softcap_xent(logits_.data(), losses + r0, targets + r0, rows, V, float(cfg_.softcap), grad_scale);
+      dlogits = ops_->xent(logits_.data(), losses + r0, targets + r0, rows, V, float(cfg_.softcap), grad_scale,
+                           h2_.data());
     }
     for (int64_t r = 0; r < rows; ++r) total += losses[r0 + r];
     if (grad_scale != 0.0f) {
       profile::Zone z(profile::kHead);
       // dW_head += dlogits^T lnf; dlnf = dlogits W_head.
-      const Operand dlogits = bf16_grad ? Operand{nullptr, h2_.data()} : act(h2_, logits_.data(), rows * V);
-      mm(g.lm_head, dlogits, lnf_r, V, C, rows, true, false, accumulate || r0 > 0 ? 1.0f : 0.0f);
+      ops_->mm(g.lm_head, dlogits, lnf_r, V, C, rows, true, false, accumulate || r0 > 0 ? 1.0f : 0.0f);
       if (packed) k_.matmul_bf16_packed_b(dlnf_.data() + r0 * C, dlogits.h, head_dgrad_b_.data(), rows, C, V, false, 0.0f);
-      else mm(dlnf_.data() + r0 * C, dlogits, head, rows, C, V, false, false, 0.0f);
+      else ops_->mm(dlnf_.data() + r0 * C, dlogits, head, rows, C, V, false, false, 0.0f);
     }
   }
   return total;

@@ -10,12 +10,15 @@
 // are never all held at once; in training, the head's backward runs inside that same pass.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/buffer.h"
 #include "kernels/kernels.h"
+#include "kernels/precision.h"
 #include "model/config.h"
 #include "model/params.h"
+#include "model/precision_ops.h"
 
 namespace nt {
 
@@ -34,23 +37,12 @@ struct LayerActs {
   Buffer<uint16_t> ln1_h, att_h, ln2_h;  // (N, C), (N, H*D), (N, C)
 };
 
-// Precision of the GEMMs. kFp32: everything fp32 (exact; the parity tests). kBf16: every
-// GEMM of forward and backward takes bf16 operands with fp32 accumulation and fp32 outputs,
-// except the MLP's pre-activation and its gradient, which feed only the bf16 activation and
-// are rounded to bf16 by their GEMMs (half the memory traffic of the two largest activations);
-// weights, gradients, optimizer state and every other op stay fp32 (the weights are rounded to
-// a bf16 copy at the start of each forward).
-enum class Precision { kFp32, kBf16 };
-// "fp32" / "bf16" -> Precision; anything else is an nt::Error naming --dtype.
-Precision parse_precision(const char* s);
-const char* precision_name(Precision p);
-
 class Gpt {
  public:
   // batch, seq: the largest (B, T) the activation buffers must hold.
   Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
       Precision precision = Precision::kFp32);
-  Precision precision() const { return precision_; }
+  Precision precision() const { return ops_->precision(); }
 
   const ModelConfig& config() const { return cfg_; }
   ParamArena& params() { return params_; }
@@ -85,39 +77,23 @@ class Gpt {
   // The layers' and embedding's gradients, added or (accumulate false) overwriting.
   void backward_blocks(const int32_t* inputs, int B, int T, bool accumulate);
 
-  // A GEMM operand: the fp32 tensor and, in bf16, its bf16 copy (the one used).
-  struct Operand {
-    const float* f;
-    const uint16_t* h;
-  };
-  // matmul or matmul_bf16 by precision, with the kernels.h contract.
-  void mm(float* c, Operand a, Operand b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta);
-  // The operand for an fp32 activation x (n elements): in bf16, x converted into slot.
-  Operand act(Buffer<uint16_t>& slot, const float* x, int64_t n);
-  // The operand for a parameter tensor (a pointer into params_): its bf16 copy in wbf_.
+  // The operand for a parameter tensor (a pointer into params_): in bf16 runs, its copy in wbf_.
   Operand weight(const float* p) const;
-  // Where the MLP's activation relu2(fc) comes from, by the backend's fused ops. Forward: in bf16
-  // out of the up product's epilogue (relu2_in_up) where the backend has it, else read straight
-  // from fc by the down product (relu2_in_down_fwd; in fp32 too), else relu2_fwd(_bf16)'s own
-  // pass. Backward (bf16): the down product's weight gradient reads it straight from fc
-  // (relu2_in_wgrad), else it is recomputed.
-  bool relu2_in_up() const { return precision_ == Precision::kBf16 && k_.matmul_bf16_out_relu2; }
-  bool relu2_in_down_fwd() const {
-    return precision_ == Precision::kBf16 ? !relu2_in_up() && k_.matmul_bf16_relu2 : k_.matmul_relu2 != nullptr;
+  // The operand for a saved activation f and, in bf16 runs, its copy h made in the forward.
+  Operand saved(const Buffer<float>& f, const Buffer<uint16_t>& h) const { return ops_->pair(f.data(), h.data()); }
+  void norm_fwd(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows) {
+    ops_->norm_fwd(out, out_h, rstd, inp, rows, cfg_.d_model, float(cfg_.norm_eps));
   }
-  bool relu2_in_wgrad() const { return precision_ == Precision::kBf16 && k_.matmul_bf16_relu2; }
-  // The operand for a saved activation f and, in bf16, its copy h made in the forward.
-  Operand saved(const Buffer<float>& f, const Buffer<uint16_t>& h) const;
-  // rmsnorm_fwd / rmsnorm_bwd; in bf16 they also write the result's bf16 copy into out_h (dinp_h),
-  // the GEMM operand that the next step reads, out may be null (only the copy kept), and the
-  // backward reads the normalised output from its copy out_h (which dinp_h may be).
-  void norm_fwd(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows);
   void norm_bwd(float* dinp, uint16_t* dinp_h, const float* dout, const float* out, const uint16_t* out_h,
-                const float* rstd, int64_t rows, bool accumulate);
+                const float* rstd, int64_t rows, bool accumulate) {
+    ops_->norm_bwd(dinp, dinp_h, dout, out, out_h, rstd, rows, cfg_.d_model, accumulate);
+  }
+  MlpTensors mlp_tensors(LayerActs& a, const LayerTensors& lw, int64_t n);
+  MlpScratch mlp_scratch() { return {act_.data(), dact_.data(), h1_.data(), dact_h_.data()}; }
 
   ModelConfig cfg_;
   const KernelTable& k_;
-  Precision precision_;
+  std::unique_ptr<PrecisionOps> ops_;  // every difference between fp32 and bf16 runs
   int max_b_, max_t_;
   ParamArena params_, grads_;
   Buffer<float> cos_, sin_;

@@ -12,14 +12,11 @@ namespace nt {
 
 void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) {
   const int64_t N = int64_t(B) * T, C = cfg_.d_model, H = cfg_.n_head, KVH = cfg_.n_kv_head,
-                D = cfg_.head_dim, HD = H * D, KD = KVH * D, F = cfg_.mlp_dim();
+                D = cfg_.head_dim, HD = H * D, KD = KVH * D;
   ModelTensors w = params_.views();
   ModelTensors g = grads_.views();
   const float beta_w = accumulate ? 1.0f : 0.0f;  // the weight gradients' GEMMs: add, or overwrite
   using profile::Zone;
-  // Where the backend has it, the activation's gradient comes out of the down product's data
-  // gradient itself.
-  const bool relu2_in_down = precision_ == Precision::kBf16 && k_.matmul_bf16_out_relu2_bwd;
   // Final norm: dx = rmsnorm_bwd(dlnf) (head_loss already produced dlnf; in bf16, h0_ still holds
   // lnf's copy, read row by row before dx's copy overwrites it).
   {
@@ -27,50 +24,12 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     norm_bwd(dx_.data(), h0_.data(), dlnf_.data(), lnf_.data(), h0_.data(), rstdf_.data(), N, false);
   }
   for (int l = cfg_.depth - 1; l >= 0; --l) {
-    const LayerActs& a = acts_[size_t(l)];
+    LayerActs& a = acts_[size_t(l)];
     const LayerTensors& lw = w.layers[size_t(l)];
     const LayerTensors& lg = g.layers[size_t(l)];
-    // MLP, reverse of: fc = ln2 Wfc^T; act = relu2(fc); x += act Wproj^T.
-    Operand h{act_.data(), nullptr};  // relu2(fc), recomputed rather than stored
-    if (!relu2_in_wgrad()) {
-      Zone z(profile::kRelu2);
-      if (precision_ == Precision::kBf16) {
-        k_.relu2_fwd_bf16(h1_.data(), a.fc_h.data(), N * F);
-        h.h = h1_.data();
-      } else {
-        k_.relu2_fwd(act_.data(), a.fc.data(), N * F);
-      }
-    }
-    {
-      Zone z(profile::kMlpDown);
-      const Operand dx = saved(dx_, h0_);  // the norm's backward made its copy
-      if (relu2_in_wgrad()) k_.matmul_bf16_relu2(lg.wproj, dx.h, a.fc_h.data(), C, F, N, true, false, beta_w, false);
-      else mm(lg.wproj, dx, h, C, F, N, true, false, beta_w);
-      if (relu2_in_down) {  // the activation's gradient out of the product itself
-        k_.matmul_bf16_out_relu2_bwd(h1_.data(), a.fc_h.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);
-      } else if (precision_ == Precision::kBf16) {
-        k_.matmul_bf16_out(dact_h_.data(), dx.h, weight(lw.wproj).h, N, F, C, false, false);
-      } else {
-        mm(dact_.data(), dx, weight(lw.wproj), N, F, C, false, false, 0.0f);
-      }
-    }
-    Operand dact{dact_.data(), nullptr};
-    if (relu2_in_down) {
-      dact.h = h1_.data();
-    } else {
-      Zone z(profile::kRelu2);
-      if (precision_ == Precision::kBf16) {  // straight into the GEMM operand
-        k_.relu2_bwd_bf16(h1_.data(), dact_h_.data(), a.fc_h.data(), N * F);
-        dact.h = h1_.data();
-      } else {
-        k_.relu2_bwd(dact_.data(), dact_.data(), a.fc.data(), N * F);
-      }
-    }
-    {
-      Zone z(profile::kMlpUp);
-      mm(lg.wfc, dact, saved(a.ln2, a.ln2_h), F, C, N, true, false, beta_w);
-      mm(dln_.data(), dact, weight(lw.wfc), N, C, F, false, false, 0.0f);
-    }
+    // MLP, reverse of: fc = ln2 Wfc^T; act = relu2(fc); x += act Wproj^T (dx: the norm's
+    // backward made its copy).
+    ops_->mlp_bwd(dln_.data(), lg.wfc, lg.wproj, saved(dx_, h0_), mlp_tensors(a, lw, N), mlp_scratch(), beta_w);
     {
       Zone z(profile::kNorm);
       norm_bwd(dx_.data(), h0_.data(), dln_.data(), a.ln2.data(), a.ln2_h.data(), a.rstd2.data(), N, true);
@@ -79,14 +38,13 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     {
       Zone z(profile::kAttnOut);
       const Operand dx = saved(dx_, h0_);
-      mm(lg.wo, dx, saved(a.att, a.att_h), C, HD, N, true, false, beta_w);
-      mm(datt_.data(), dx, weight(lw.wo), N, HD, C, false, false, 0.0f);
+      ops_->mm(lg.wo, dx, saved(a.att, a.att_h), C, HD, N, true, false, beta_w);
+      ops_->mm(datt_.data(), dx, weight(lw.wo), N, HD, C, false, false, 0.0f);
     }
     {
       Zone z(profile::kAttention);
-      (precision_ == Precision::kBf16 ? k_.attention_bwd_bf16 : k_.attention_bwd)(
-          dq_.data(), dk_.data(), dv_.data(), datt_.data(), a.q.data(), a.k.data(), a.v.data(), a.att.data(),
-          a.lse.data(), B, T, H, KVH, D);
+      ops_->attention_bwd(dq_.data(), dk_.data(), dv_.data(), datt_.data(), a.q.data(), a.k.data(), a.v.data(),
+                          a.att.data(), a.lse.data(), B, T, H, KVH, D);
     }
     {
       Zone z(profile::kRope);  // QK-norm + rotary, fused
@@ -95,28 +53,13 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     }
     {
       Zone z(profile::kQkv);
-      const Operand ln1 = saved(a.ln1, a.ln1_h);
-      if (precision_ == Precision::kBf16 && lw.wk == lw.wq + HD * C && lw.wv == lw.wk + KD * C) {
-        // Wq, Wk, Wv lie back to back (so do their gradients and bf16 copies): with dq, dk, dv
-        // side by side as one (N, HD + 2 KD) operand, both products are one GEMM each, and
-        // dln = [dq dk dv] [Wq; Wk; Wv] needs no accumulating GEMM.
-        const int64_t Q = HD + 2 * KD;
-        k_.to_bf16_rows(h1_.data(), Q, dq_.data(), N, HD);
-        k_.to_bf16_rows(h1_.data() + HD, Q, dk_.data(), N, KD);
-        k_.to_bf16_rows(h1_.data() + HD + KD, Q, dv_.data(), N, KD);
-        const Operand dqkv{nullptr, h1_.data()};
-        mm(lg.wq, dqkv, ln1, Q, C, N, true, false, beta_w);
-        mm(dln_.data(), dqkv, weight(lw.wq), N, C, Q, false, false, 0.0f);
-      } else {
-        const Operand dq = act(h1_, dq_.data(), N * HD), dk = act(h2_, dk_.data(), N * KD),
-                      dv = act(h3_, dv_.data(), N * KD);
-        mm(lg.wq, dq, ln1, HD, C, N, true, false, beta_w);
-        mm(lg.wk, dk, ln1, KD, C, N, true, false, beta_w);
-        mm(lg.wv, dv, ln1, KD, C, N, true, false, beta_w);
-        mm(dln_.data(), dq, weight(lw.wq), N, C, HD, false, false, 0.0f);
-        mm(dln_.data(), dk, weight(lw.wk), N, C, KD, false, false, 1.0f);
-        mm(dln_.data(), dv, weight(lw.wv), N, C, KD, false, false, 1.0f);
-      }
+      const PrecisionOps::QkvGrads qg{.dq = dq_.data(), .dk = dk_.data(), .dv = dv_.data(),
+                                      .dwq = lg.wq, .dwk = lg.wk, .dwv = lg.wv,
+                                      .wq = weight(lw.wq), .wk = weight(lw.wk), .wv = weight(lw.wv),
+                                      .ln1 = saved(a.ln1, a.ln1_h),
+                                      .slot_q = h1_.data(), .slot_k = h2_.data(), .slot_v = h3_.data(),
+                                      .n = N, .c = C, .hd = HD, .kd = KD};
+      ops_->qkv_bwd(dln_.data(), qg, beta_w);
     }
     {
       Zone z(profile::kNorm);

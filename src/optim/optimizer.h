@@ -5,10 +5,7 @@
 //    Frobenius-normalised matrix, working on the smaller Gram side, and scaled by
 //    sqrt(max(1, rows/cols)).
 //    The matrices are shared among the OpenMP threads, each orthogonalising its own with
-//    one-thread GEMMs: Newton-Schulz's GEMMs are small (384 x 384 x 1536 at depth 6), and two
-//    cores splitting each one ran them at 65-80 % of the peak. Side by side, the whole optimizer
-//    step took 16-28 % less time at depth 6 and 8, fp32 and bf16, with the one-thread Gram
-//    triangle of backends/cpu/cpu_ops.h (docs/PERFORMANCE.md).
+//    one-thread GEMMs: Newton-Schulz's GEMMs are too small to split well across cores.
 //  * AdamW (decoupled weight decay, bias correction) for the embedding and the output head.
 #pragma once
 #include <cstdint>
@@ -20,7 +17,7 @@
 #include "core/buffer.h"
 #include "core/fields.h"
 #include "kernels/kernels.h"
-#include "kernels/newton_schulz_bf16.h"
+#include "composed/newton_schulz_bf16.h"
 #include "model/params.h"
 
 namespace nt {

@@ -24,11 +24,10 @@ TrainPlan plan_settings(const TrainConfig& cfg) {
   p.eval_every = parse_interval("--eval-every", cfg.eval_every);
   p.save_every = parse_interval("--save-every", cfg.save_every);
   p.pack = cfg.packing == "stream" ? PackMode::Stream : PackMode::BestFit;
-  p.kernels = &kernels_for_device(cfg.device.c_str());
-  p.prec = cfg.dtype.empty()
-               ? (cfg.device == "cpu" && cpu_features().avx512bf16 ? Precision::kBf16 : Precision::kFp32)
-               : parse_precision(cfg.dtype.c_str());
-  p.cpu_description = cpu_features().describe();
+  p.backend = &backend_for_device(cfg.device);
+  p.kernels = &p.backend->kernels();
+  p.prec = cfg.dtype.empty() ? p.backend->default_precision() : parse_precision(cfg.dtype.c_str());
+  p.machine = p.backend->describe();
   p.threads = setup_threads(cfg.threads);
   return p;
 }
@@ -84,7 +83,7 @@ nlohmann::json config_json(const TrainPlan& p, const std::string& tok_spec, cons
 
 std::string plan_device_line(const TrainPlan& p) {
   return strf("nanotrain %s | device %s (%s) | %s | cpu features: %s | threads %d", NT_VERSION, p.cfg.device.c_str(),
-              p.kernels->name, precision_name(p.prec), p.cpu_description.c_str(), p.threads);
+              p.kernels->name, precision_name(p.prec), p.machine.c_str(), p.threads);
 }
 
 std::string plan_model_line(const TrainPlan& p) {

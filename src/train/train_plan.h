@@ -8,6 +8,7 @@
 #include <string>
 
 #include "data/loader.h"
+#include "kernels/backend.h"
 #include "kernels/kernels.h"
 #include "model/config.h"
 #include "model/gpt.h"
@@ -26,6 +27,7 @@ struct MemoryEstimate {
 
 struct TrainPlan {
   TrainConfig cfg;  // validated; run_dir filled in
+  const Backend* backend = nullptr;
   const KernelTable* kernels = nullptr;
   Precision prec = Precision::kFp32;
   int threads = 0;
@@ -39,11 +41,11 @@ struct TrainPlan {
   int64_t n_params = 0, n_matmul = 0;
   double flops_per_token = 0;
   MemoryEstimate memory;
-  std::string cpu_description;
+  std::string machine;  // the backend's description of the machine
 };
 
-// The settings: validated, the device's kernels and precision, the threads set up. Errors
-// name the flag.
+// The settings: validated, the device's backend, kernels and precision, the threads set up.
+// Errors name the flag.
 TrainPlan plan_settings(const TrainConfig& cfg);
 // The shape and batch from the data's tokenizer, and the memory estimate.
 void plan_model(TrainPlan& p, const Tokenizer& tok);

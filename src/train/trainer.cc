@@ -7,12 +7,12 @@
 #include <chrono>
 #include <optional>
 
-#include "backends/cpu/peak.h"
 #include "core/check.h"
 #include "core/files.h"
 #include "core/system.h"
 #include "data/dataset.h"
 #include "eval/sampler.h"
+#include "kernels/backend.h"
 #include "model/weights_io.h"
 #include "profile/profile.h"
 #include "train/checkpoint.h"
@@ -45,20 +45,21 @@ TrainConfig settings(const TrainConfig& given, std::optional<CheckpointData>& re
 // before the clock starts and again after the last step (an assumed figure would be one
 // machine's; the better of the two measurements counts, since other processes can only lower it).
 struct Peak {
-  bool measured = false;
-  bool bf16 = false;
+  const Backend& backend;
+  const Precision prec;
+  const bool measured;
   double gflops = 0;
   std::string unit;
 
-  explicit Peak(const TrainPlan& p) : measured(p.cfg.peak_gflops <= 0), bf16(p.prec == Precision::kBf16) {
+  explicit Peak(const TrainPlan& p) : backend(*p.backend), prec(p.prec), measured(p.cfg.peak_gflops <= 0) {
     gflops = p.cfg.peak_gflops;
     if (measured) {
-      const cpu::ComputePeak m = cpu::measure_compute_peak(bf16, 0.05, 3);
+      const ComputePeak m = backend.measure_peak(prec, 0.05, 3);
       gflops = m.gflops, unit = m.unit;
     }
   }
   void remeasure() {
-    if (measured) gflops = std::max(gflops, cpu::measure_compute_peak(bf16, 0.05, 3).gflops);
+    if (measured) gflops = std::max(gflops, backend.measure_peak(prec, 0.05, 3).gflops);
   }
   std::string source() const {
     if (!measured) return "--peak-gflops";

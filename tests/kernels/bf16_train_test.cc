@@ -5,10 +5,11 @@
 
 #include <cmath>
 
+#include "backends/cpu/cpu_backend.h"
 #include "core/check.h"
 #include "core/rng.h"
 #include "kernels/kernels.h"
-#include "kernels/newton_schulz_bf16.h"
+#include "composed/newton_schulz_bf16.h"
 #include "model/gpt.h"
 #include "optim/optimizer.h"
 

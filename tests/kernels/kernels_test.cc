@@ -13,14 +13,17 @@
 #include <limits>
 #include <string>
 
+#include "backends/ref/ref_backend.h"
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/steal_ranges.h"
 #include "backends/ref/ops_ref.h"
 #include "core/buffer.h"
 #include "core/check.h"
 #include "core/system.h"
+#include "kernels/backend.h"
 #include "kernels/kernels.h"
-#include "kernels/upper_triangle.h"
+#include "composed/upper_triangle.h"
 #include "test_util.h"
 
 namespace nt {
@@ -1363,9 +1366,10 @@ TEST(KernelTableTest, NoNullEntries) {
 }
 
 TEST(KernelTableTest, UnknownDeviceIsAnError) {
-  EXPECT_THROW(kernels_for_device("tpu"), Error);
-  EXPECT_THROW(kernels_for_device("cuda"), Error);
-  EXPECT_STREQ(kernels_for_device("ref").name, "ref");
+  EXPECT_THROW(backend_for_device("tpu"), Error);
+  EXPECT_THROW(backend_for_device("cuda"), Error);
+  EXPECT_STREQ(backend_for_device("ref").kernels().name, "ref");
+  EXPECT_STREQ(backend_for_device("cpu").kernels().name, cpu_kernels().name);
 }
 
 // cpu_features().amd_zen4 (the attention's prefetch hint follows it) against what the kernel

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "backends/ref/ref_backend.h"
+#include "backends/cpu/cpu_backend.h"
 #include "core/check.h"
 #include "eval/sampler.h"
 #include "model/gpt.h"

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/cpu_backend.h"
 #include "model/gpt.h"
 #include "model/safetensors.h"
 #include "model/weights_io.h"

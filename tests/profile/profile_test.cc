@@ -13,7 +13,7 @@
 #include <regex>
 #include <sstream>
 
-#include "kernels/kernels.h"
+#include "kernels/backend.h"
 #include "profile/profile.h"
 #include "test_util.h"
 
@@ -116,7 +116,7 @@ TEST(Profile, ChartHasABarPerRowOfTheTable) {
 TEST(Profile, KernelWorkZonesGiveOneTrackPerThread) {
   const int threads = omp_get_max_threads();
   if (threads < 2) GTEST_SKIP() << "needs 2 OpenMP threads";
-  const KernelTable& k = kernels_for_device("cpu");
+  const KernelTable& k = backend_for_device("cpu").kernels();
   const int64_t rows = 4096, dim = 64;
   std::vector<float> x(size_t(rows * dim), 1.5f), y(x.size()), rstd(static_cast<size_t>(rows));
   profile::reset();

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <tuple>
 
+#include "backends/ref/ref_backend.h"
+#include "backends/cpu/cpu_backend.h"
 #include "core/buffer.h"
 #include "backends/ref/ops_ref.h"
 #include "core/rng.h"

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/upper_triangle.h"
+#include "backends/cpu/mirror_upper.h"
 
 namespace nt::cpu {
 

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The CPU backend's kernel table, and device selection.
-#include <cstring>
-
 #include "backends/cpu/cpu_ops.h"
 #include "core/check.h"
 #include "core/system.h"
+#include "backends/cpu/cpu_backend.h"
 #include "kernels/kernels.h"
 
 namespace nt {
@@ -72,14 +71,6 @@ KernelTable make_cpu_table() {
 const KernelTable& cpu_kernels() {
   static const KernelTable t = make_cpu_table();
   return t;
-}
-
-const KernelTable& kernels_for_device(const char* device) {
-  if (std::strcmp(device, "cpu") == 0) return cpu_kernels();
-  if (std::strcmp(device, "ref") == 0) return ref_kernels();
-  if (std::strcmp(device, "cuda") == 0)
-    fail("--device cuda: this build has no CUDA backend (available: cpu, ref)");
-  fail("--device %s: unknown device (available: cpu, ref)", device);
 }
 
 }  // namespace nt

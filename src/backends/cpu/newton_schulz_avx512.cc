@@ -28,12 +28,13 @@
 
 #include <cstring>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
 #include "backends/cpu/simd_avx512.h"
 #include "kernels/kernels.h"
-#include "kernels/newton_schulz_bf16.h"
-#include "kernels/upper_triangle.h"
+#include "composed/newton_schulz_bf16.h"
+#include "backends/cpu/mirror_upper.h"
 
 namespace nt::cpu {
 

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "kernels/backend.h"  // ComputePeak
+
 namespace nt::cpu {
 
 // fp32 FMA GFLOP/s with 512-bit vectors (needs avx512f) or 256-bit (AVX2 + FMA).
@@ -25,10 +27,6 @@ double peak_bf16_amx_loaded_gflops(double seconds);
 // processes can only lower a try). bf16: the AMX tiles, else
 // AVX-512-BF16 dot products, else the fp32 FMA peak (bf16 GEMMs then run on the fp32 units).
 // fp32: AVX-512 FMA, else AVX2 FMA. `unit` names what was measured, for the MFU's label.
-struct ComputePeak {
-  double gflops = 0;
-  const char* unit = "";
-};
 ComputePeak measure_compute_peak(bool bf16, double seconds, int tries);
 // a[i] = b[i] + s * c[i] over arrays far larger than the caches: GB/s (3 x 4 bytes per i).
 double triad_gbs(int64_t n, int reps);

@@ -25,7 +25,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
 #include "backends/cpu/simd_avx512.h"
-#include "kernels/upper_triangle.h"
+#include "backends/cpu/mirror_upper.h"
 #include "profile/profile.h"
 
 namespace nt::cpu {

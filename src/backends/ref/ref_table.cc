@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The reference backend: ops_ref.h instantiated for float.
 #include "backends/ref/ops_ref.h"
+#include "backends/ref/ref_backend.h"
 #include "kernels/kernels.h"
 
 namespace nt {

@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/upper_triangle.h"
+#include "backends/cpu/mirror_upper.h"
 
 #include <algorithm>
 
 #include "backends/cpu/simd_avx2.h"  // transpose_32bit: 8 x 8 register blocks (AVX2 is the floor)
 
-namespace nt {
+namespace nt::cpu {
 
 // The diagonal blocks are mirrored too, so the result is exactly symmetric whatever order the
 // GEMM summed in.
 //
-// In 32 x 32 blocks (element by element, each element read came from a different cache line, and
-// Newton-Schulz's 512 x 512 mirrors took about 2 % of a depth-8 bf16 step). The blocks below the
-// diagonal go through 8 x 8 register transposes: element by element they were still 9 % of a
-// one-thread 512 x 512 Newton-Schulz (perf, Zen 4); the diagonal blocks, which would read what
-// they write, stay element by element.
+// In 32 x 32 blocks, because element by element every read comes from a different cache line.
+// The blocks below the diagonal go through 8 x 8 register transposes; the diagonal blocks, which
+// would read what they write, stay element by element.
 void mirror_upper_triangle(float* c, int64_t m) {
   constexpr int64_t kBlock = 32;
   const int64_t blocks = (m + kBlock - 1) / kBlock;
@@ -24,10 +22,10 @@ void mirror_upper_triangle(float* c, int64_t m) {
     const int64_t i0 = bi * kBlock, i1 = std::min(m, i0 + kBlock);
     // Block (bi, bj) of the lower triangle, bj < bi, from block (bj, bi) of the upper one.
     for (int64_t j0 = 0; j0 < i0; j0 += kBlock)
-      cpu::transpose_32bit(w + i0 * m + j0, m, w + j0 * m + i0, m, kBlock, i1 - i0);
+      transpose_32bit(w + i0 * m + j0, m, w + j0 * m + i0, m, kBlock, i1 - i0);
     for (int64_t i = i0; i < i1; ++i)
       for (int64_t j = i0; j < i; ++j) c[i * m + j] = c[j * m + i];
   }
 }
 
-}  // namespace nt
+}  // namespace nt::cpu

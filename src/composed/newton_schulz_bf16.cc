@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/newton_schulz_bf16.h"
+#include "composed/newton_schulz_bf16.h"
 
 #include <omp.h>
 
@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "core/check.h"
-#include "kernels/upper_triangle.h"
+#include "composed/upper_triangle.h"
 
 namespace nt {
 
@@ -114,10 +114,8 @@ bool NewtonSchulzBf16::run_one_op(const KernelTable& k, float* x, bool transpose
 // Long matrices: the Gram iteration of optim's newton_schulz (the steps' polynomials P commute,
 // so X = (P4 ... P0) X0 with G' = P (P G)). X0, the product of the P's and the last GEMM are
 // bf16; the chain that carries G from step to step (G G, P G, P (P G): m x m, fp32 sgemm) stays
-// fp32, because every rounding there is amplified by the later steps. Measured against the exact
-// iteration (in double) at 5 steps: 0.5-1.3 % off where the plain bf16 iteration, which rounds
-// its m x n iterate every step, is 1.3-2.8 % off; with the chain in bf16 too, 6-70 %. On one
-// thread it took 12-17 % less time than the plain bf16 iteration (384 x 1536, 512 x 2048).
+// fp32, because every rounding there is amplified by the later steps (docs/BENCHMARKS.md has the
+// errors against the exact iteration).
 // x (m, n) is free once X0 is in bf16: it holds the fp32 R = P G and the product Q of the P's.
 void NewtonSchulzBf16::run_on_gram(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n,
                                    int steps) {

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+// The fp32 op set (exact; the parity tests run it), the choice of op set, and the q, k, v
+// backward that both precisions share where the bf16 one has no fused form.
+#include "model/precision_ops.h"
+#include "profile/profile.h"
+
+namespace nt {
+
+std::unique_ptr<PrecisionOps> make_bf16_ops(const KernelTable& k);  // precision_ops_bf16.cc
+
+namespace {
+
+class Fp32Ops final : public PrecisionOps {
+ public:
+  explicit Fp32Ops(const KernelTable& k) : PrecisionOps(k) {
+    attention_fwd = k.attention_fwd;
+    attention_bwd = k.attention_bwd;
+  }
+  Precision precision() const override { return Precision::kFp32; }
+
+  void mm(float* c, Operand a, Operand b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+          float beta) const override {
+    k_.matmul(c, a.f, b.f, m, n, k, ta, tb, beta);
+  }
+  Operand pair(const float* f, const uint16_t*) const override { return {f, nullptr}; }
+  Operand convert(uint16_t*, const float* x, int64_t) const override { return {x, nullptr}; }
+  void round_weights(uint16_t*, const float*, int64_t) const override {}
+
+  void norm_fwd(float* out, uint16_t*, float* rstd, const float* inp, int64_t rows, int64_t dim,
+                float eps) const override {
+    k_.rmsnorm_fwd(out, rstd, inp, rows, dim, eps);
+  }
+  void norm_bwd(float* dinp, uint16_t*, const float* dout, const float* out, const uint16_t*, const float* rstd,
+                int64_t rows, int64_t dim, bool accumulate) const override {
+    k_.rmsnorm_bwd(dinp, dout, out, rstd, rows, dim, accumulate);
+  }
+
+  // relu2(fc) is read straight from fc by the down product where the backend has that fused op,
+  // else written out by relu2_fwd's own pass.
+  void mlp_fwd(float* x, const MlpTensors& t, const MlpScratch& s) const override {
+    {
+      profile::Zone z(profile::kMlpUp);
+      mm(t.fc, t.ln2, t.wfc, t.n, t.f, t.c, false, true, 0.0f);
+    }
+    if (!k_.matmul_relu2) {
+      profile::Zone z(profile::kRelu2);
+      k_.relu2_fwd(s.act, t.fc, t.n * t.f);
+    }
+    profile::Zone z(profile::kMlpDown);
+    if (k_.matmul_relu2) k_.matmul_relu2(x, t.fc, t.wproj.f, t.n, t.c, t.f, false, true, 1.0f, true);
+    else mm(x, {s.act, nullptr}, t.wproj, t.n, t.c, t.f, false, true, 1.0f);
+  }
+
+  void mlp_bwd(float* dln, float* dwfc, float* dwproj, Operand dx, const MlpTensors& t, const MlpScratch& s,
+               float beta_w) const override {
+    const int64_t N = t.n, C = t.c, F = t.f;
+    {
+      profile::Zone z(profile::kRelu2);  // relu2(fc), recomputed rather than stored
+      k_.relu2_fwd(s.act, t.fc, N * F);
+    }
+    {
+      profile::Zone z(profile::kMlpDown);
+      mm(dwproj, dx, {s.act, nullptr}, C, F, N, true, false, beta_w);
+      mm(s.dact, dx, t.wproj, N, F, C, false, false, 0.0f);
+    }
+    {
+      profile::Zone z(profile::kRelu2);
+      k_.relu2_bwd(s.dact, s.dact, t.fc, N * F);
+    }
+    profile::Zone z(profile::kMlpUp);
+    mm(dwfc, {s.dact, nullptr}, t.ln2, F, C, N, true, false, beta_w);
+    mm(dln, {s.dact, nullptr}, t.wfc, N, C, F, false, false, 0.0f);
+  }
+
+  Operand xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t v, float cap,
+               float grad_scale, uint16_t*) const override {
+    k_.softcap_xent(logits, losses, targets, rows, v, cap, grad_scale);  // the gradient over logits
+    return {logits, nullptr};
+  }
+};
+
+}  // namespace
+
+// Six products: each of q, k, v's weight gradient and its share of dln.
+void PrecisionOps::qkv_bwd(float* dln, const QkvGrads& g, float beta_w) const {
+  const Operand dq = convert(g.slot_q, g.dq, g.n * g.hd), dk = convert(g.slot_k, g.dk, g.n * g.kd),
+                dv = convert(g.slot_v, g.dv, g.n * g.kd);
+  mm(g.dwq, dq, g.ln1, g.hd, g.c, g.n, true, false, beta_w);
+  mm(g.dwk, dk, g.ln1, g.kd, g.c, g.n, true, false, beta_w);
+  mm(g.dwv, dv, g.ln1, g.kd, g.c, g.n, true, false, beta_w);
+  mm(dln, dq, g.wq, g.n, g.c, g.hd, false, false, 0.0f);
+  mm(dln, dk, g.wk, g.n, g.c, g.kd, false, false, 1.0f);
+  mm(dln, dv, g.wv, g.n, g.c, g.kd, false, false, 1.0f);
+}
+
+std::unique_ptr<PrecisionOps> PrecisionOps::make(const KernelTable& k, Precision p) {
+  if (p == Precision::kBf16) return make_bf16_ops(k);
+  return std::make_unique<Fp32Ops>(k);
+}
+
+}  // namespace nt
