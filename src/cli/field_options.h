@@ -53,6 +53,7 @@ void add_field_options(CLI::App* app, S& s, const OptionStyle& style = {}, const
       else o = app->add_option(f.flag, value, help);
       if (f.show_default) o->capture_default_str();
       if (f.cli_positive && style.checks) o->check(positive_validator());
+      if (f.required) o->required();
       if (g && style.groups) o->group(g);
     }
   });

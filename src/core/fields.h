@@ -26,6 +26,7 @@ struct FieldInfo {
   const char* group = nullptr;  // --help section; a nested part's fields inherit it
   bool show_default = false;    // --help prints the default
   bool cli_positive = false;    // the command line refuses <= 0 (a stored 0 means "the default")
+  bool required = false;        // the command line must give it
   bool optional = false;        // older JSON may lack it: the default is kept
   bool resume_may_change = false;  // may be given again with --resume (not part of the run's identity)
   // Numbers: valid in [min, max] (max excluded when max_open; NaN never valid), else
