@@ -7,40 +7,52 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "kernels/backend.h"
+#include "cli/field_options.h"
 #include "core/check.h"
 #include "core/system.h"
 #include "data/documents.h"
 #include "data/loader.h"
 #include "eval/bpb.h"
-#include "eval/run_folder.h"
+#include "kernels/backend.h"
 #include "model/weights_io.h"
+#include "train/run_folder.h"
 
 namespace nt::cli {
 
+namespace {
+
+struct EvalFlags {
+  std::string run_dir, device = "cpu", jsonl_field = "text";
+  std::vector<std::string> inputs;
+  int batch_size = 8, threads = 0;
+  bool json = false;
+
+  template <class V>
+  void for_each_field(V&& v) {
+    v(run_dir, {.flag = "--run-dir", .help = "Run folder written by nanotrain train", .required = true});
+    v(inputs, {.flag = "--input", .help = "Text files, folders or .jsonl files", .required = true});
+    v(jsonl_field, {.flag = "--jsonl-field", .help = "JSONL field holding the text", .show_default = true});
+    v(batch_size, {.flag = "--batch-size", .help = "Sequences per batch", .show_default = true, .min = 1,
+                   .error = "must be positive"});
+    v(device, {.flag = "--device", .help = "Backend: cpu, ref", .show_default = true});
+    v(threads, {.flag = "--threads", .help = "Threads (0 = all cores)", .show_default = true, .min = 0,
+                .error = "must be >= 0"});
+    v(json, {.flag = "--json", .help = "Print one JSON object instead of text"});
+  }
+};
+
+}  // namespace
+
 void add_eval_command(CLI::App& app) {
-  struct Opts {
-    std::string run_dir, device = "cpu", jsonl_field = "text";
-    std::vector<std::string> inputs;
-    int batch_size = 8, threads = 0;
-    bool json = false;
-  };
-  auto o = std::make_shared<Opts>();
+  auto o = std::make_shared<EvalFlags>();
   auto* ev = app.add_subcommand("eval", "Evaluate a trained model");
   ev->require_subcommand(1);
   auto* c = ev->add_subcommand("bpb", "Bits per byte of a run's model on text files / folders / JSONL");
-  c->add_option("--run-dir", o->run_dir, "Run folder written by nanotrain train")->required();
-  c->add_option("--input", o->inputs, "Text files, folders or .jsonl files")->required();
-  c->add_option("--jsonl-field", o->jsonl_field, "JSONL field holding the text")->capture_default_str();
-  c->add_option("--batch-size", o->batch_size, "Sequences per batch")->capture_default_str();
-  c->add_option("--device", o->device, "Backend: cpu, ref")->capture_default_str();
-  c->add_option("--threads", o->threads, "Threads (0 = all cores)")->capture_default_str();
-  c->add_flag("--json", o->json, "Print one JSON object instead of text");
+  add_field_options(c, *o);
   c->callback([o] {
-    if (o->batch_size <= 0) fail("--batch-size %d: must be positive", o->batch_size);
-    if (o->threads < 0) fail("--threads %d: must be >= 0", o->threads);
+    validate_fields(*o);
     setup_threads(o->threads);
-    RunFolder run = open_run_folder(o->run_dir);
+    TrainedRun run = open_trained_run(o->run_dir);
     const Tokenizer& tok = *run.tokenizer;
     // Same token stream as training data: BOS before every document.
     DocumentOptions dopt;

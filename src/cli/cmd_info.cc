@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/field_options.h"
 #include "core/check.h"
 #include "core/system.h"
 #include "kernels/backend.h"
@@ -17,21 +18,19 @@ void add_info_command(CLI::App& app) {
   auto f = std::make_shared<ShapeFlags>();
   auto batch = std::make_shared<int>(16);
   auto* c = app.add_subcommand("info", "Show the machine, the kernels chosen, and a model's size");
-  c->add_option("--preset", f->preset, "tiny | cpu | frontier")->capture_default_str();
-  c->add_option("--depth", f->depth, "Layers");
-  c->add_option("--d-model", f->d_model, "Model width");
-  c->add_option("--n-head", f->n_head, "Query heads");
-  c->add_option("--n-kv-head", f->n_kv_head, "Key/value heads");
-  c->add_option("--head-dim", f->head_dim, "Head dimension");
-  c->add_option("--seq-len", f->seq_len, "Sequence length");
-  c->add_option("--vocab-size", f->vocab_size, "Vocabulary (default 257, bytes)");
+  // The model's shape flags as `train` has them, less --rope-base, which changes no size; 0 means
+  // the preset's, so no flag here refuses it.
+  add_field_options(c, *f,
+                    {.checks = false, .groups = false, .skip = {"--rope-base"},
+                     .help = {{"--vocab-size", "Vocabulary (default 257, bytes)"}}});
   c->add_option("--batch-size", *batch, "Sequences per micro-batch, for the memory estimate")->capture_default_str();
   c->callback([f, batch] {
     if (*batch <= 0) fail("--batch-size %d: must be positive", *batch);
     ModelConfig m = resolve_model_config(*f, 257);
     std::printf("nanotrain %s on %s\n", NT_VERSION, hostname().c_str());
     std::printf("cpu features: %s | cores available: %d\n", cpu_features().describe().c_str(), omp_get_num_procs());
-    std::printf("kernels: %s (default), %s\n", backend_for_device("cpu").kernels().name, backend_for_device("ref").kernels().name);
+    std::printf("kernels: %s (default), %s\n", backend_for_device("cpu").kernels().name,
+                backend_for_device("ref").kernels().name);
     std::printf("model: %s\n", m.to_json().dump().c_str());
     std::printf("params: %lld total, %lld in matmuls; %.1f MFLOP per training token\n", (long long)count_params(m),
                 (long long)count_matmul_params(m), flops_per_token(m, m.seq_len) / 1e6);

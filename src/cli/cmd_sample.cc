@@ -3,40 +3,52 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "kernels/backend.h"
+#include "cli/field_options.h"
 #include "core/check.h"
 #include "core/system.h"
-#include "eval/run_folder.h"
 #include "eval/sampler.h"
+#include "kernels/backend.h"
 #include "model/weights_io.h"
+#include "train/run_folder.h"
 
 namespace nt::cli {
 
+namespace {
+
+struct SampleFlags {
+  std::string run_dir, prompt = "", device = "cpu";
+  SampleOptions so;
+  bool no_cache = false;
+  int threads = 0;
+
+  template <class V>
+  void for_each_field(V&& v) {
+    v(run_dir, {.flag = "--run-dir", .help = "Run folder written by nanotrain train", .required = true});
+    v(prompt, {.flag = "--prompt", .help = "Text to continue (BOS is prepended)", .show_default = true});
+    v(so.max_tokens, {.flag = "--max-tokens", .help = "Tokens to generate", .show_default = true, .min = 0,
+                      .error = "must be >= 0"});
+    v(so.temperature, {.flag = "--temperature", .help = "Sampling temperature (0 = greedy)", .show_default = true,
+                       .min = 0, .error = "must be >= 0"});
+    v(so.top_k, {.flag = "--top-k", .help = "Sample among the k most likely (0 = all)", .show_default = true,
+                 .min = 0, .error = "must be >= 0"});
+    v(so.seed, {.flag = "--seed", .help = "Sampling seed", .show_default = true});
+    v(device, {.flag = "--device", .help = "Backend: cpu, ref", .show_default = true});
+    v(threads, {.flag = "--threads", .help = "Threads (0 = all cores)", .show_default = true, .min = 0,
+                .error = "must be >= 0"});
+    v(no_cache, {.flag = "--no-kv-cache", .help = "Recompute the whole prefix per token (reference path)"});
+  }
+};
+
+}  // namespace
+
 void add_sample_command(CLI::App& app) {
-  struct Opts {
-    std::string run_dir, prompt = "", device = "cpu";
-    SampleOptions so;
-    bool no_cache = false;
-    int threads = 0;
-  };
-  auto o = std::make_shared<Opts>();
+  auto o = std::make_shared<SampleFlags>();
   auto* c = app.add_subcommand("sample", "Generate text from a trained model");
-  c->add_option("--run-dir", o->run_dir, "Run folder written by nanotrain train")->required();
-  c->add_option("--prompt", o->prompt, "Text to continue (BOS is prepended)")->capture_default_str();
-  c->add_option("--max-tokens", o->so.max_tokens, "Tokens to generate")->capture_default_str();
-  c->add_option("--temperature", o->so.temperature, "Sampling temperature (0 = greedy)")->capture_default_str();
-  c->add_option("--top-k", o->so.top_k, "Sample among the k most likely (0 = all)")->capture_default_str();
-  c->add_option("--seed", o->so.seed, "Sampling seed")->capture_default_str();
-  c->add_option("--device", o->device, "Backend: cpu, ref")->capture_default_str();
-  c->add_option("--threads", o->threads, "Threads (0 = all cores)")->capture_default_str();
-  c->add_flag("--no-kv-cache", o->no_cache, "Recompute the whole prefix per token (reference path)");
+  add_field_options(c, *o);
   c->callback([o] {
-    if (o->so.max_tokens < 0) fail("--max-tokens %d: must be >= 0", o->so.max_tokens);
-    if (!(o->so.temperature >= 0)) fail("--temperature %g: must be >= 0", o->so.temperature);
-    if (o->so.top_k < 0) fail("--top-k %d: must be >= 0", o->so.top_k);
-    if (o->threads < 0) fail("--threads %d: must be >= 0", o->threads);
+    validate_fields(*o);
     setup_threads(o->threads);
-    RunFolder run = open_run_folder(o->run_dir);
+    TrainedRun run = open_trained_run(o->run_dir);
     Gpt model(run.model, backend_for_device(o->device).kernels(), 1, o->no_cache ? run.model.seq_len : 1);
     load_weights(run.weights_path, run.model, model.params());
     std::vector<uint32_t> prompt{run.tokenizer->bos_id()};

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/fields.h"
+
 namespace nt {
 
 struct ModelConfig {
@@ -32,6 +34,22 @@ struct ShapeFlags {
   std::string preset = "cpu";
   int depth = 0, d_model = 0, n_head = 0, n_kv_head = 0, head_dim = 0, seq_len = 0, vocab_size = 0;
   double rope_base = 0;
+
+  template <class V>
+  void for_each_field(V&& v) {
+    v(preset, {.key = "preset", .flag = "--preset", .help = "tiny | cpu | frontier", .show_default = true});
+    v(depth, {.key = "depth", .flag = "--depth", .help = "Layers; sets d_model = 64*depth rounded up to --head-dim",
+              .cli_positive = true});
+    v(d_model, {.key = "d_model", .flag = "--d-model", .help = "Model width", .cli_positive = true});
+    v(n_head, {.key = "n_head", .flag = "--n-head", .help = "Query heads", .cli_positive = true});
+    v(n_kv_head, {.key = "n_kv_head", .flag = "--n-kv-head", .help = "Key/value heads (grouped-query attention)",
+                  .cli_positive = true});
+    v(head_dim, {.key = "head_dim", .flag = "--head-dim", .help = "Head dimension", .cli_positive = true});
+    v(seq_len, {.key = "seq_len", .flag = "--seq-len", .help = "Sequence length", .cli_positive = true});
+    v(vocab_size, {.key = "vocab_size", .flag = "--vocab-size", .help = "Vocabulary (default: the tokenizer's)",
+                   .cli_positive = true});
+    v(rope_base, {.key = "rope_base", .flag = "--rope-base", .help = "Rotary base (default 10000)"});
+  }
 };
 
 // Preset, then nanochat's convention for --depth (d_model = 64*depth rounded up to a multiple of

@@ -19,22 +19,10 @@ void OptimConfig::resolve(int d_model) {
   const double scale = std::pow(double(d_model) / 768.0, -0.5);
   if (lr_embed < 0) lr_embed = 0.2 * scale;
   if (lr_head < 0) lr_head = 0.004 * scale;
-  if (!(lr_matrix >= 0) || !std::isfinite(lr_matrix)) fail("--lr-matrix %g: must be >= 0", lr_matrix);
-  if (!(lr_embed >= 0) || !std::isfinite(lr_embed)) fail("--lr-embed %g: must be >= 0", lr_embed);
-  if (!(lr_head >= 0) || !std::isfinite(lr_head)) fail("--lr-head %g: must be >= 0", lr_head);
-  if (!(beta1 >= 0 && beta1 < 1)) fail("--beta1 %g: must be in [0, 1)", beta1);
-  if (!(beta2 >= 0 && beta2 < 1)) fail("--beta2 %g: must be in [0, 1)", beta2);
-  if (!(eps >= 0)) fail("--adam-eps %g: must be >= 0", eps);
-  if (!(weight_decay >= 0)) fail("--weight-decay %g: must be >= 0", weight_decay);
-  if (!(momentum >= 0 && momentum < 1)) fail("--muon-momentum %g: must be in [0, 1)", momentum);
-  if (ns_steps < 0 || ns_steps > 100) fail("--ns-steps %d: must be in [0, 100]", ns_steps);
+  validate_fields(*this);
 }
 
-nlohmann::json OptimConfig::to_json() const {
-  return {{"lr_matrix", lr_matrix}, {"lr_embed", lr_embed}, {"lr_head", lr_head}, {"beta1", beta1},
-          {"beta2", beta2}, {"eps", eps}, {"weight_decay", weight_decay}, {"momentum", momentum},
-          {"ns_steps", ns_steps}};
-}
+nlohmann::json OptimConfig::to_json() const { return fields_to_json(*this); }
 
 namespace {
 

@@ -9,11 +9,13 @@
 //  * AdamW (decoupled weight decay, bias correction) for the embedding and the output head.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/buffer.h"
+#include "core/fields.h"
 #include "kernels/kernels.h"
 #include "composed/newton_schulz_bf16.h"
 #include "model/params.h"
@@ -33,6 +35,32 @@ struct OptimConfig {
   // Fills the d_model-scaled defaults and checks ranges (errors name the flag).
   void resolve(int d_model);
   nlohmann::json to_json() const;
+
+  // The settings a flag sets (bf16_newton_schulz and lr_scale are the trainer's).
+  template <class V>
+  void for_each_field(V&& v) {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    v(lr_matrix, {.key = "lr_matrix", .flag = "--lr-matrix", .help = "Muon learning rate", .show_default = true,
+                  .min = 0, .finite = true, .error = "must be >= 0"});
+    v(lr_embed, {.key = "lr_embed", .flag = "--lr-embed",
+                 .help = "AdamW LR for the embedding (default 0.2*(d/768)^-0.5)", .min = 0, .finite = true,
+                 .negative_is_default = true, .error = "must be >= 0"});
+    v(lr_head, {.key = "lr_head", .flag = "--lr-head",
+                .help = "AdamW LR for the output head (default 0.004*(d/768)^-0.5)", .min = 0, .finite = true,
+                .negative_is_default = true, .error = "must be >= 0"});
+    v(beta1, {.key = "beta1", .flag = "--beta1", .help = "AdamW beta1", .show_default = true, .min = 0, .max = 1,
+              .max_open = true, .error = "must be in [0, 1)"});
+    v(beta2, {.key = "beta2", .flag = "--beta2", .help = "AdamW beta2", .show_default = true, .min = 0, .max = 1,
+              .max_open = true, .error = "must be in [0, 1)"});
+    v(eps, {.key = "eps", .flag = "--adam-eps", .help = "AdamW epsilon", .show_default = true, .min = 0,
+            .max = kInf, .error = "must be >= 0"});
+    v(weight_decay, {.key = "weight_decay", .flag = "--weight-decay", .help = "AdamW decoupled weight decay",
+                     .show_default = true, .min = 0, .max = kInf, .error = "must be >= 0"});
+    v(momentum, {.key = "momentum", .flag = "--muon-momentum", .help = "Muon Nesterov momentum",
+                 .show_default = true, .min = 0, .max = 1, .max_open = true, .error = "must be in [0, 1)"});
+    v(ns_steps, {.key = "ns_steps", .flag = "--ns-steps", .help = "Muon Newton-Schulz iterations",
+                 .show_default = true, .min = 0, .max = 100, .error = "must be in [0, 100]"});
+  }
 };
 
 class Optimizer {

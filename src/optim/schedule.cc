@@ -18,10 +18,8 @@ double Schedule::multiplier(double progress) const {
 }
 
 void Schedule::validate() const {
-  if (!(warmup_frac >= 0 && warmup_frac <= 1)) fail("--warmup-frac %g: must be in [0, 1]", warmup_frac);
-  if (!(warmdown_frac >= 0 && warmdown_frac <= 1)) fail("--warmdown-frac %g: must be in [0, 1]", warmdown_frac);
+  validate_fields(*this);
   if (warmup_frac + warmdown_frac > 1) fail("--warmup-frac + --warmdown-frac must not exceed 1");
-  if (!(final_lr_frac >= 0 && final_lr_frac <= 1)) fail("--final-lr-frac %g: must be in [0, 1]", final_lr_frac);
 }
 
 }  // namespace nt

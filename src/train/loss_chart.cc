@@ -34,11 +34,8 @@ double number(const nlohmann::json& j, const char* key) {
   return std::isfinite(v) ? v : NAN;
 }
 
-}  // namespace
-
-std::string loss_chart_svg(const std::string& metrics, const std::string& title, const std::string& subtitle) {
-  std::vector<std::pair<double, double>> train;  // (training seconds, loss)
-  std::vector<Eval> evals;
+// The step records' (training seconds, loss) and the evaluations, from metrics.jsonl's lines.
+void read_records(const std::string& metrics, std::vector<std::pair<double, double>>& train, std::vector<Eval>& evals) {
   std::istringstream in(metrics);
   for (std::string line; std::getline(in, line);) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
@@ -50,7 +47,25 @@ std::string loss_chart_svg(const std::string& metrics, const std::string& title,
       evals.push_back({s, number(j, "val_loss"), number(j, "val_bpb"), j.value("step", int64_t(0))});
     }
   }
+}
 
+// The legend, top right.
+void draw_legend(profile::Svg& svg) {
+  const double lx = kRight - 220;
+  svg.line(lx, kTop + 14, lx + 24, kTop + 14, kRawColour, 1);
+  svg.text(lx + 30, kTop + 18, "training loss, each step", 11);
+  svg.line(lx, kTop + 30, lx + 24, kTop + 30, kTrainColour, 2);
+  svg.text(lx + 30, kTop + 34, "its moving average", 11);
+  svg.circle(lx + 12, kTop + 46, 4, kValColour, "swatch", "validation loss");
+  svg.text(lx + 30, kTop + 50, "validation loss", 11);
+}
+
+}  // namespace
+
+std::string loss_chart_svg(const std::string& metrics, const std::string& title, const std::string& subtitle) {
+  std::vector<std::pair<double, double>> train;  // (training seconds, loss)
+  std::vector<Eval> evals;
+  read_records(metrics, train, evals);
   profile::Svg svg(kWidth, kBottom + 70);
   svg.text(kLeft, 28, title, 16, "start", "#222222", true);
   svg.text(kLeft, 48, subtitle, 12, "start", "#555555");
@@ -110,14 +125,7 @@ std::string loss_chart_svg(const std::string& metrics, const std::string& title,
     svg.rect(x1 - w - 2, y1 - 12, w + 4, 16, "#ffffff");
     svg.text(x1, y1, label, 11, "end", kValColour, true);
   }
-  // The legend, top right.
-  const double lx = kRight - 220;
-  svg.line(lx, kTop + 14, lx + 24, kTop + 14, kRawColour, 1);
-  svg.text(lx + 30, kTop + 18, "training loss, each step", 11);
-  svg.line(lx, kTop + 30, lx + 24, kTop + 30, kTrainColour, 2);
-  svg.text(lx + 30, kTop + 34, "its moving average", 11);
-  svg.circle(lx + 12, kTop + 46, 4, kValColour, "swatch", "validation loss");
-  svg.text(lx + 30, kTop + 50, "validation loss", 11);
+  draw_legend(svg);
   return svg.finish();
 }
 

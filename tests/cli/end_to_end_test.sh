@@ -85,8 +85,8 @@ $PY "$SRC/tools/torch_ref/train_bench.py" --depth 2 --d-model 64 --n-head 2 --he
   --vocab-size "$V" --batch-size 4 --shards "$TMP/data" --time-budget 3 \
   --save-weights "$TMP/ptrun/model.safetensors" >"$TMP/pt.json"
 check "PyTorch budgeted run exits 0" "[ $? -eq 0 ]"
-# Within its last iteration of the budget (the rule's bound; a fixed margin failed on a loaded
-# CI machine, where the last iteration took over 0.33 s against a median step of 0.016 s).
+# Within its last iteration of the budget (the rule's bound: a loaded machine can make one
+# iteration far longer than the median, so a fixed margin would be flaky).
 check "PyTorch run stops within its 3 s budget (overrun under its last iteration)" \
   "$PY -c 'import json; r = json.load(open(\"$TMP/pt.json\")); assert r[\"steps\"] > 2 and r[\"train_seconds\"] <= 3 + r[\"last_iteration_seconds\"] + 0.05, r'"
 "$NT" eval bpb --run-dir "$TMP/ptrun" --input "$DOC" --json >"$TMP/pt_eval.json"

@@ -153,9 +153,9 @@ TEST(Optimizer, Bf16NewtonSchulzMatchesThePlainIterationInDouble) {
 // The Gram iteration's products of commuting symmetric matrices (P G, P Q) against the whole
 // product in double, on one thread (the upper triangle by block rows, spread out and mirrored)
 // and two (the whole product), on sizes that split unevenly into block rows. The inputs are
-// G = S + S^T and P = I + G / 4 + G G / 16, which commute. fp32 lands at ~1e-7; bf16 rounds P
-// and G, whose rounded copies commute only to bf16 precision (measured ~3e-3). A block row
-// missing, misplaced or not mirrored is O(1).
+// G = S + S^T and P = I + G / 4 + G G / 16, which commute. bf16 rounds P and G, whose rounded
+// copies commute only to bf16 precision, hence its looser bound; a block row missing, misplaced
+// or not mirrored is O(1).
 TEST(Optimizer, SymmetricProductMatchesTheWholeProduct) {
   const KernelTable& k = cpu_kernels();
   const int saved = omp_get_max_threads();
@@ -199,9 +199,9 @@ TEST(Optimizer, SymmetricProductMatchesTheWholeProduct) {
 }
 
 // The backend's one-op bf16 Newton-Schulz (on AMX tiles or the AVX-512-BF16 tile) against the
-// iteration NewtonSchulzBf16 composes from the table's GEMMs, which rounds at the same points:
-// measured identical but for summation order (0 to 5e-3 after five steps), against 1.4-2.8 %
-// from the exact iteration. On shapes it takes (whole multiples of 32, square and long; long ones
+// iteration NewtonSchulzBf16 composes from the table's GEMMs, which rounds at the same points,
+// so the two differ only by summation order, far less than either differs from the exact
+// iteration. On shapes it takes (whole multiples of 32, square and long; long ones
 // on the Gram matrix where NewtonSchulzBf16 iterates them so, which the AMX op leaves to the
 // composed version) and ones it does not, one and two threads: the op's blocks each run on one
 // thread, so the result does not depend on the thread count; and a tall matrix handed over as
@@ -266,7 +266,7 @@ TEST(Optimizer, MatricesSharedAmongThreadsGiveTheOneThreadUpdate) {
       const auto got = updates(c, cpu_kernels(), 2, bf16_ns, &two);
       EXPECT_EQ(one, 1);
       EXPECT_EQ(two, 2) << "the matrices of depth " << c.depth << " split evenly between two threads";
-      // Summation orders may differ with the GEMMs' thread counts (measured: identical here).
+      // Summation orders may differ with the GEMMs' thread counts.
       EXPECT_LT(worst(got, want), 1e-5)
           << "depth " << c.depth << (bf16_ns ? " bf16" : " fp32") << " Newton-Schulz";
     }

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+// A run folder and every file in it:
+//   config.json        the run's resolved settings and its flags as given
+//   metrics.jsonl      one line per step and per evaluation
+//   summary.json       the final figures (train/train_summary.h)
+//   loss.svg           the loss chart; profile.svg and trace.json with --profile
+//   model.safetensors  the final weights, with the tokenizer's name and identity
+//   checkpoints/       step-NNNNNNNN.safetensors (train/checkpoint.h)
+//   the tokenizer's own files (tokenizer/tokenizer.h)
+// Training writes one through RunFolder; sample and eval open a finished one with
+// open_trained_run.
+#pragma once
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/config.h"
+#include "tokenizer/tokenizer.h"
+#include "train/checkpoint.h"
+
+namespace nt {
+
+// The files sample and eval read, named here once.
+inline constexpr const char* kConfigFile = "config.json";
+inline constexpr const char* kWeightsFile = "model.safetensors";
+
+class RunFolder {
+ public:
+  // Creates the folder (and its parents) for a new run, or opens it to continue one. Every
+  // writer of a run comes through here, so this is where a run would claim its folder (a lock)
+  // or refuse one that is not a run's.
+  RunFolder(std::string dir, bool resume);
+  RunFolder(const RunFolder&) = delete;
+  RunFolder& operator=(const RunFolder&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  std::string file(const char* name) const;  // a path inside the folder
+  std::string config_path() const { return file(kConfigFile); }
+  std::string metrics_path() const { return file("metrics.jsonl"); }
+  std::string summary_path() const { return file("summary.json"); }
+  std::string loss_chart_path() const { return file("loss.svg"); }
+  std::string profile_chart_path() const { return file("profile.svg"); }
+  std::string trace_path() const { return file("trace.json"); }
+  std::string weights_path() const { return file(kWeightsFile); }
+
+  // The tokenizer's files; returns the spec that config.json and the weights record.
+  std::string save_tokenizer(const Tokenizer& tok) const;
+  // JSON files as they are kept: indented, atomically replaced.
+  void write_json(const std::string& path, const nlohmann::json& j) const;
+  void write_text(const std::string& path, const std::string& text) const;
+
+  // metrics.jsonl: a new run truncates it; a resumed one keeps the first `keep_lines` lines
+  // (those its checkpoint counted) and appends.
+  void open_metrics(int64_t keep_lines);
+  void log_metric(const nlohmann::json& j);  // one line, flushed
+  int64_t metrics_lines() const { return metrics_lines_; }
+  std::string read_metrics() const;
+
+  std::string checkpoint_path(int64_t step) const { return nt::checkpoint_path(dir_, step); }
+  std::vector<std::string> checkpoints() const { return list_checkpoints(dir_); }  // newest first
+  CheckpointData newest_valid_checkpoint() const;  // warns about the invalid ones it skips
+  void prune_checkpoints(int keep) const { nt::prune_checkpoints(dir_, keep); }
+
+ private:
+  std::string dir_;
+  bool resume_;
+  std::ofstream metrics_;
+  int64_t metrics_lines_ = 0;
+};
+
+// "runs/<date>-<time>" for a run without --run-dir.
+std::string default_run_dir();
+
+// A warning line on stderr ("nanotrain: warning: ...").
+void warn_line(const std::string& s);
+
+// A finished run, opened for sample / eval: its model's shape, weights and tokenizer.
+struct TrainedRun {
+  std::string dir, weights_path;
+  ModelConfig model;
+  std::unique_ptr<Tokenizer> tokenizer;
+};
+
+// Errors name the missing or broken file.
+TrainedRun open_trained_run(const std::string& dir);
+
+}  // namespace nt

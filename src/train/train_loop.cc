@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+#include "train/train_loop.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "core/check.h"
+#include "core/duration.h"
+#include "profile/profile.h"
+#include "train/trainer.h"
+
+namespace nt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The parameters initialised from the seed (before the optimizer sees them).
+ParamArena& init_model(Gpt& model, uint64_t seed) {
+  init_params(model.params(), seed);
+  return model.params();
+}
+
+// The first parameter whose gradient holds a non-finite value, or "" (and the total norm).
+std::string first_bad_gradient(const KernelTable& k, const ParamArena& grads, double* norm) {
+  double total = 0;
+  std::string bad;
+  for (size_t i = 0; i < grads.specs.size(); ++i) {
+    const double ss = k.sum_squares(grads.tensor(i), grads.specs[i].numel());
+    if (!std::isfinite(ss) && bad.empty()) bad = grads.specs[i].name;
+    total += ss;
+  }
+  *norm = std::sqrt(total);
+  return bad;
+}
+
+}  // namespace
+
+TrainLoop::TrainLoop(const TrainPlan& plan, const Dataset& ds, RunFolder& run, TrainProgress& progress,
+                     double peak_gflops)
+    : plan_(plan),
+      cfg_(plan.cfg),
+      tok_(*ds.tokenizer),
+      run_(run),
+      progress_(progress),
+      peak_gflops_(peak_gflops),
+      model_(plan.model, *plan.kernels, std::max(plan.B, plan.eval_B), plan.T, plan.prec),
+      opt_(plan.optim, init_model(model_, plan.cfg.seed), *plan.kernels),
+      loader_(ds.train, plan.B, plan.T, plan.cfg.seed, 0, 1, plan.pack),
+      val_(ds.val, plan.eval_B, plan.T, uint64_t(plan.cfg.eval_tokens)),
+      inputs_(size_t(int64_t(plan.B) * plan.T)),
+      targets_(size_t(int64_t(plan.B) * plan.T)),
+      budget_(plan.budget_s) {}
+
+void TrainLoop::restore(const CheckpointData& ck) {
+  restore_checkpoint(ck, model_.params(), opt_.m().data(), opt_.v().data());
+  const TrainState& s = ck.state;
+  step_ = s.step;
+  opt_.set_steps_taken(s.optimizer_steps);
+  opt_.set_lr_scale(s.lr_scale);
+  try {
+    loader_.set_state(s.loader);
+  } catch (const Error& e) {
+    fail("%s: %s", ck.path.c_str(), e.what());
+  }
+  budget_.restore(s.train_seconds, s.recent_step_seconds);
+  eval_seconds_ = s.eval_seconds;
+  save_seconds_ = s.save_seconds;
+  data_seconds_ = s.data_seconds;
+  last_eval_at_ = s.last_eval_at;
+  last_save_at_ = s.last_save_at;
+  rollbacks_ = s.rollbacks;
+  last_saved_step_ = step_;
+}
+
+void TrainLoop::resume_from(const CheckpointData& ck) {
+  restore(ck);
+  progress_.print(strf("resumed from %s: step %lld, %s of training done", ck.path.c_str(), (long long)step_,
+                       format_duration(budget_.used()).c_str()));
+}
+
+TrainState TrainLoop::state() const {
+  TrainState s;
+  s.step = step_;
+  s.optimizer_steps = opt_.steps_taken();
+  s.lr_scale = opt_.lr_scale();
+  s.loader = loader_.state();
+  s.train_seconds = budget_.used();
+  s.recent_step_seconds = budget_.recent();
+  s.eval_seconds = eval_seconds_;
+  s.save_seconds = save_seconds_;
+  s.data_seconds = data_seconds_;
+  s.last_eval_at = last_eval_at_;
+  s.last_save_at = last_save_at_;
+  s.rollbacks = rollbacks_;
+  s.metrics_lines = run_.metrics_lines();
+  return s;
+}
+
+void TrainLoop::save() {
+  profile::Zone zone(profile::kCheckpoint);
+  const auto ts = Clock::now();
+  last_save_at_ = budget_.used();
+  const std::string path = run_.checkpoint_path(step_);
+  write_checkpoint(path, plan_.model, cfg_.to_json(), state(), model_.params(), opt_.m().data(), opt_.v().data());
+  run_.prune_checkpoints(cfg_.keep_checkpoints);
+  last_saved_step_ = step_;
+  save_seconds_ += since(ts);
+  progress_.print(strf("step %lld | checkpoint %s (%.1fs, not charged)", (long long)step_, path.c_str(), since(ts)));
+}
+
+void TrainLoop::evaluate() {
+  profile::Zone zone(profile::kEval);
+  last_eval_ = evaluate_bpb(model_, val_, tok_, plan_.eval_B, plan_.T);
+  eval_seconds_ += last_eval_.seconds;
+  last_eval_at_ = budget_.used();
+  run_.log_metric({{"type", "eval"}, {"step", step_}, {"train_seconds", budget_.used()}, {"val_bpb", last_eval_.bpb},
+                   {"val_loss", last_eval_.loss}, {"val_targets", last_eval_.targets},
+                   {"eval_seconds", last_eval_.seconds}});
+  progress_.print(strf("step %lld | val_bpb %.4f | val_loss %.4f | %llu targets in %.1fs (not charged)",
+                       (long long)step_, last_eval_.bpb, last_eval_.loss, (unsigned long long)last_eval_.targets,
+                       last_eval_.seconds));
+}
+
+void TrainLoop::on_non_finite(const std::string& what) {
+  const auto ckpts = run_.checkpoints();
+  const std::string last_good = ckpts.empty() ? "none" : ckpts.front();
+  if (cfg_.on_nan == "rollback" && !ckpts.empty() && rollbacks_ < 3) {
+    // The rollback count and the halved scale outlive the restore (the checkpoint is older).
+    const double scale = opt_.lr_scale();
+    const int64_t bad_step = step_, done = rollbacks_;
+    restore(run_.newest_valid_checkpoint());
+    rollbacks_ = done + 1;
+    opt_.set_lr_scale(scale * 0.5);
+    progress_.print(strf("step %lld: %s; rolled back to step %lld with learning rates x%.3g", (long long)bad_step,
+                         what.c_str(), (long long)step_, opt_.lr_scale()));
+    return;
+  }
+  fail("step %lld: %s; the last good checkpoint is %s%s", (long long)step_, what.c_str(), last_good.c_str(),
+       cfg_.on_nan == "rollback" ? " (no rollback left)" : " (--on-nan rollback retries from it)");
+}
+
+void TrainLoop::stop(int sig) {
+  save_if_new();
+  progress_.finish();
+  throw Interrupted{sig, strf("stopped by %s at step %lld; resume with: nanotrain train --resume %s",
+                              sig == 2 ? "SIGINT" : "SIGTERM", (long long)step_, run_.dir().c_str())};
+}
+
+bool TrainLoop::step(double lrm) {
+  const auto t0 = Clock::now();
+  std::optional<profile::Zone> step_zone(std::in_place, profile::kStep);
+  double loss = 0;
+  const int64_t accum = plan_.accum;
+  for (int64_t a = 0; a < accum; ++a) {
+    const auto td = Clock::now();
+    {
+      profile::Zone zone(profile::kData);
+      loader_.next(inputs_.data(), targets_.data());
+    }
+    data_seconds_ += since(td);
+    // The first micro-batch overwrites the gradients, the rest add to them.
+    loss += model_.forward_backward(inputs_.data(), targets_.data(), plan_.B, plan_.T, 1.0 / double(accum), a > 0) /
+            double(accum);
+  }
+  double grad_norm = 0;
+  const std::string bad = first_bad_gradient(*plan_.kernels, model_.grads(), &grad_norm);
+  if (!std::isfinite(loss) || !bad.empty()) {
+    on_non_finite(!std::isfinite(loss) ? strf("the loss is not finite (%g)", loss)
+                                       : "the gradient of " + bad + " is not finite");
+    return false;
+  }
+  {
+    profile::Zone zone(profile::kOptimizer);
+    opt_.step(model_.params(), model_.grads(), lrm);
+  }
+  step_zone.reset();
+  const double dt = since(t0);
+  budget_.charge(dt);
+  ++step_;
+  last_loss_ = loss;
+  log_step(loss, grad_norm, lrm, dt);
+  return true;
+}
+
+void TrainLoop::log_step(double loss, double grad_norm, double lrm, double dt) {
+  const int64_t steps = cfg_.steps;
+  const double tps = double(plan_.step_tokens) / dt;
+  const double mfu = tps * plan_.flops_per_token / (peak_gflops_ * 1e9);
+  run_.log_metric({{"type", "step"}, {"step", step_}, {"loss", loss}, {"grad_norm", grad_norm}, {"lr_mult", lrm},
+                   {"train_seconds", budget_.used()}, {"step_seconds", dt}, {"tokens", step_ * plan_.step_tokens},
+                   {"tokens_per_second", tps}, {"mfu", mfu}});
+  const std::string left = steps > 0 ? strf("%lld steps left", (long long)(steps - step_))
+                                     : format_duration(std::max(0.0, plan_.budget_s - budget_.used())) + " left";
+  progress_.update(strf("%s / %s | step %lld | loss %.4f | lr x%.3f | %.0f tok/s | MFU %.1f%% | %s",
+                        format_duration(budget_.used()).c_str(),
+                        steps > 0 ? strf("%lld steps", (long long)steps).c_str() : format_duration(plan_.budget_s).c_str(),
+                        (long long)step_, loss, lrm, tps, 100 * mfu, left.c_str()),
+                   step_ == 1);
+}
+
+void TrainLoop::run() {
+  signals_.emplace();
+  if (cfg_.profile) profile::enable(true);
+  for (;;) {
+    if (const int sig = StopSignals::requested()) stop(sig);
+    const bool last = cfg_.steps > 0 ? step_ >= cfg_.steps : (step_ > 0 && budget_.next_step_would_overrun());
+    if (last) break;
+    if (plan_.eval_every.due(step_, budget_.used(), last_eval_at_) && last_eval_at_ < budget_.used()) evaluate();
+    if (plan_.save_every.due(step_, budget_.used(), last_save_at_)) save_if_new();
+    const double progress_frac = cfg_.steps > 0 ? double(step_) / double(cfg_.steps) : budget_.progress();
+    step(cfg_.schedule.multiplier(progress_frac));
+  }
+  progress_.finish();
+}
+
+}  // namespace nt

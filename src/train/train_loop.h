@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// The training loop: optimizer steps (micro-batches, the gradient check, the update) under the
+// time budget or step count, evaluations and checkpoints at their cadence, non-finite losses
+// (stop, or roll back with halved learning rates), and clean stops on SIGINT / SIGTERM.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+#include "data/loader.h"
+#include "eval/bpb.h"
+#include "model/gpt.h"
+#include "optim/optimizer.h"
+#include "train/checkpoint.h"
+#include "train/progress.h"
+#include "train/run_folder.h"
+#include "train/signals.h"
+#include "train/time_budget.h"
+#include "train/train_plan.h"
+
+namespace nt {
+
+class TrainLoop {
+ public:
+  // The model starts from the seed's initialisation; `peak_gflops` is the MFU's peak.
+  TrainLoop(const TrainPlan& plan, const Dataset& ds, RunFolder& run, TrainProgress& progress, double peak_gflops);
+
+  // Continues from a checkpoint of this run.
+  void resume_from(const CheckpointData& ck);
+  // Trains until the budget or the step count is used; throws Interrupted on a stop signal
+  // (after writing a checkpoint). The signal handlers stay until the loop is destroyed, so a
+  // late signal cannot cut the final evaluation and files short.
+  void run();
+  // An evaluation on the validation split (logged, not charged).
+  void evaluate();
+  // A checkpoint unless the current step has one.
+  void save_if_new() {
+    if (last_saved_step_ != step_) save();
+  }
+
+  Gpt& model() { return model_; }
+  int64_t steps() const { return step_; }
+  double train_seconds() const { return budget_.used(); }
+  double last_loss() const { return last_loss_; }
+  const BpbResult& last_eval() const { return last_eval_; }
+  double eval_seconds() const { return eval_seconds_; }
+  double data_seconds() const { return data_seconds_; }
+  double save_seconds() const { return save_seconds_; }
+  void add_save_seconds(double s) { save_seconds_ += s; }
+  int64_t rollbacks() const { return rollbacks_; }
+
+ private:
+  // One optimizer step at learning-rate multiplier lrm; false when the loss or a gradient was
+  // not finite (the step is not taken).
+  bool step(double lrm);
+  void log_step(double loss, double grad_norm, double lrm, double seconds);
+  void restore(const CheckpointData& ck);
+  void save();
+  TrainState state() const;
+  // Stops naming the culprit, or rolls back to the last checkpoint with halved rates.
+  void on_non_finite(const std::string& what);
+  [[noreturn]] void stop(int sig);
+
+  const TrainPlan& plan_;
+  const TrainConfig& cfg_;
+  const Tokenizer& tok_;
+  RunFolder& run_;
+  TrainProgress& progress_;
+  const double peak_gflops_;
+  Gpt model_;
+  Optimizer opt_;
+  TrainLoader loader_;
+  ValLoader val_;
+  std::vector<int32_t> inputs_, targets_;
+  TimeBudget budget_;
+  int64_t step_ = 0, rollbacks_ = 0, last_saved_step_ = -1;
+  double eval_seconds_ = 0, save_seconds_ = 0, data_seconds_ = 0, last_eval_at_ = 0, last_save_at_ = 0;
+  double last_loss_ = NAN;
+  BpbResult last_eval_;
+  std::optional<StopSignals> signals_;
+};
+
+}  // namespace nt

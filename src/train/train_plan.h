@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// What a training run will do, worked out from its settings and its data before anything big
+// is allocated: the kernels and precision, the model's shape, the batch and its accumulation,
+// the cadences, and the memory it needs (refused when it cannot fit).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "data/loader.h"
+#include "kernels/backend.h"
+#include "kernels/kernels.h"
+#include "model/config.h"
+#include "model/gpt.h"
+#include "optim/optimizer.h"
+#include "tokenizer/tokenizer.h"
+#include "train/interval.h"
+#include "train/train_config.h"
+
+namespace nt {
+
+// Bytes the run needs: parameters, gradients (as large), optimizer state, activations.
+struct MemoryEstimate {
+  size_t params = 0, state = 0, activations = 0, available = 0;
+  size_t need() const { return 2 * params + state + activations; }
+};
+
+struct TrainPlan {
+  TrainConfig cfg;  // validated; run_dir filled in
+  const Backend* backend = nullptr;
+  const KernelTable* kernels = nullptr;
+  Precision prec = Precision::kFp32;
+  int threads = 0;
+  double budget_s = 0;  // 0 for a step-count run
+  Interval eval_every, save_every;
+  PackMode pack = PackMode::BestFit;
+  ModelConfig model;
+  OptimConfig optim;  // resolved for the model
+  int B = 0, T = 0, eval_B = 0;
+  int64_t step_tokens = 0, accum = 0;  // tokens an optimizer step, micro-batches in it
+  int64_t n_params = 0, n_matmul = 0;
+  double flops_per_token = 0;
+  MemoryEstimate memory;
+  std::string machine;  // the backend's description of the machine
+};
+
+// The settings: validated, the device's backend, kernels and precision, the threads set up.
+// Errors name the flag.
+TrainPlan plan_settings(const TrainConfig& cfg);
+// The shape and batch from the data's tokenizer, and the memory estimate.
+void plan_model(TrainPlan& p, const Tokenizer& tok);
+// Fails with a one-line advice when the estimate does not fit in the available memory.
+void check_memory(const TrainPlan& p);
+
+// The run's resolved settings as config.json records them.
+nlohmann::json config_json(const TrainPlan& p, const std::string& tok_spec, const Tokenizer& tok, double peak_gflops);
+
+// The header lines a run prints (version, device, model, memory).
+std::string plan_device_line(const TrainPlan& p);
+std::string plan_model_line(const TrainPlan& p);
+std::string plan_memory_line(const TrainPlan& p);
+std::string plan_batch_line(const TrainPlan& p);
+
+std::string human_bytes(double b);
+
+}  // namespace nt
