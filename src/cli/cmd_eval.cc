@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/field_options.h"
 #include "core/check.h"
+#include "core/files.h"
 #include "core/system.h"
 #include "data/documents.h"
 #include "data/loader.h"
@@ -61,11 +62,12 @@ void add_eval_command(CLI::App& app) {
     read_documents(o->inputs, dopt, docs);
     if (docs.empty()) fail("--input: no text found");
     // The evaluation text goes through the same shard format and validation loader as training
-    // data; the shard lives in the system's temporary folder, never in the (maybe read-only) run.
-    const std::string tmp = (std::filesystem::temp_directory_path() /
-                              ("nanotrain-eval-" + std::to_string(::getpid()) + ".bin")).string();
+    // data; the shard lives in the system's temporary folder, never in the (maybe read-only) run,
+    // under a name created exclusively there (and removed once mapped: the mapping stays valid).
+    std::vector<std::unique_ptr<Shard>> shards;
     {
-      ShardWriter w(tmp, tok.vocab_size(), tok.bos_id(), tok.identity());
+      const TempFile tmp(temp_dir(), "nanotrain-eval-");
+      ShardWriter w(tmp.path(), tok.vocab_size(), tok.bos_id(), tok.identity());
       std::vector<uint32_t> ids;
       for (const auto& d : docs) {
         ids.clear();
@@ -73,10 +75,8 @@ void add_eval_command(CLI::App& app) {
         w.add_document(ids);
       }
       w.finish();
+      shards.push_back(std::make_unique<Shard>(tmp.path(), nullptr));
     }
-    std::vector<std::unique_ptr<Shard>> shards;
-    shards.push_back(std::make_unique<Shard>(tmp, nullptr));
-    std::remove(tmp.c_str());  // the mapping stays valid after unlink
     const int T = run.model.seq_len;
     ValLoader val(shards, o->batch_size, T);
     Gpt model(run.model, backend_for_device(o->device).kernels(), o->batch_size, T);

@@ -100,6 +100,37 @@ std::vector<int64_t> whole_numbers(const nlohmann::json& j, const char* path, co
   }
   return v;
 }
+
+// One tensor's header entry: its dtype, shape and bytes; its byte range is appended to ranges.
+StTensor parse_entry(const nlohmann::json& e, const std::string& name, const uint8_t* data, size_t data_size,
+                     const char* p, std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+  StTensor t;
+  try {
+    t.dtype = e.at("dtype").get<std::string>();
+    t.shape = whole_numbers(e.at("shape"), p, name);
+    std::vector<uint64_t> offs;
+    for (int64_t o : whole_numbers(e.at("data_offsets"), p, name)) {
+      if (o < 0) fail("%s: tensor %s has data offsets outside the file", p, name.c_str());
+      offs.push_back(uint64_t(o));
+    }
+    const size_t es = dtype_size(t.dtype);
+    if (es == 0) fail("%s: tensor %s has unsupported dtype %s", p, name.c_str(), t.dtype.c_str());
+    if (offs.size() != 2 || offs[0] > offs[1] || offs[1] > data_size)
+      fail("%s: tensor %s has data offsets outside the file", p, name.c_str());
+    uint64_t n = 1;
+    for (auto s : t.shape) {
+      if (s < 0 || (s > 0 && n > (uint64_t(1) << 40) / uint64_t(s))) fail("%s: tensor %s has an impossible shape", p, name.c_str());
+      n *= uint64_t(s);
+    }
+    if (n * es != offs[1] - offs[0]) fail("%s: tensor %s: shape does not match its byte size", p, name.c_str());
+    t.bytes.assign(data + offs[0], data + offs[1]);
+    ranges.emplace_back(offs[0], offs[1]);
+  } catch (const nlohmann::json::exception&) {
+    fail("%s: tensor %s: malformed header entry", p, name.c_str());
+  }
+  return t;
+}
+
 }  // namespace
 
 StFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& path) {
@@ -145,32 +176,7 @@ StFile parse_safetensors(const uint8_t* bytes, size_t size, const std::string& p
       }
       continue;
     }
-    const auto& e = *it;
-    StTensor t;
-    try {
-      t.dtype = e.at("dtype").get<std::string>();
-      t.shape = whole_numbers(e.at("shape"), p, it.key());
-      std::vector<uint64_t> offs;
-      for (int64_t o : whole_numbers(e.at("data_offsets"), p, it.key())) {
-        if (o < 0) fail("%s: tensor %s has data offsets outside the file", p, it.key().c_str());
-        offs.push_back(uint64_t(o));
-      }
-      const size_t es = dtype_size(t.dtype);
-      if (es == 0) fail("%s: tensor %s has unsupported dtype %s", p, it.key().c_str(), t.dtype.c_str());
-      if (offs.size() != 2 || offs[0] > offs[1] || offs[1] > data_size)
-        fail("%s: tensor %s has data offsets outside the file", p, it.key().c_str());
-      uint64_t n = 1;
-      for (auto s : t.shape) {
-        if (s < 0 || (s > 0 && n > (uint64_t(1) << 40) / uint64_t(s))) fail("%s: tensor %s has an impossible shape", p, it.key().c_str());
-        n *= uint64_t(s);
-      }
-      if (n * es != offs[1] - offs[0]) fail("%s: tensor %s: shape does not match its byte size", p, it.key().c_str());
-      t.bytes.assign(data + offs[0], data + offs[1]);
-      ranges.emplace_back(offs[0], offs[1]);
-    } catch (const nlohmann::json::exception&) {
-      fail("%s: tensor %s: malformed header entry", p, it.key().c_str());
-    }
-    f.tensors[it.key()] = std::move(t);
+    f.tensors[it.key()] = parse_entry(*it, it.key(), data, data_size, p, ranges);
   }
   // The tensors tile the data exactly: no byte read twice (overlaps) and none unread (holes,
   // where a second file could hide).
