@@ -26,7 +26,7 @@ struct BenchFlags {
   int steps = 3;
   int batch = 0;  // 0: kStepTokens a step (sequences_per_step)
   int threads = 0;
-  bool no_kernels = false, no_steps = false, profile = false, quick = false;
+  bool no_kernels = false, no_steps = false, profile = false, quick = false, routes = false;
   std::string trace;
   std::string json;
   std::string roofline;
@@ -52,6 +52,8 @@ struct BenchFlags {
     v(trace, {.flag = "--trace",
               .help = "Write a Chrome trace (JSON) and the profile's chart (SVG) per model to "
                       "PREFIX.<model>.<dtype>.json/.svg"});
+    v(routes, {.flag = "--routes",
+               .help = "Print the backend's GEMM dispatch table (pattern, condition, kernel, why) and exit"});
     v(json, {.flag = "--json", .help = "Also write the figures as JSON to this file ('-' = stdout)"});
     v(roofline, {.flag = "--roofline",
                  .help = "Also draw the kernels against this machine's roofs (compute peaks, bandwidth) as an SVG "

@@ -98,6 +98,11 @@ void write_json(const std::string& target, const nlohmann::json& out) {
 }
 
 void run_bench(const BenchFlags& f) {
+  if (f.routes) {
+    const Backend& be = backend_for_device("cpu");
+    std::fputs(be.gemm_routes ? be.gemm_routes().c_str() : "this backend has no GEMM route table\n", stdout);
+    return;
+  }
   Machine m;
   m.threads = setup_threads(f.threads);
   nlohmann::json out;

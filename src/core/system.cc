@@ -9,10 +9,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "core/check.h"
 
 namespace nt {
 
@@ -103,7 +106,13 @@ int setup_threads(int threads) {
       if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
   // omp_get_max_threads honours OMP_NUM_THREADS and otherwise counts the cores this process may
   // use when OpenMP started (before any OMP_PROC_BIND binding of the main thread).
-  if (threads <= 0) threads = omp_get_max_threads();
+  if (threads < 0) fail("--threads %d: must be >= 0 (0: every core)", threads);
+  // More threads than a few per core only slow the kernels down (they share the cores); a huge
+  // count would exhaust the process's memory for thread stacks.
+  const int cores = std::max<int>(1, int(cpus.size()));
+  if (threads > 4 * cores)
+    fail("--threads %d: at most %d (4 per core; this process may use %d)", threads, 4 * cores, cores);
+  if (threads == 0) threads = omp_get_max_threads();
   omp_set_num_threads(threads);
   if (!cpus.empty() && threads <= int(cpus.size())) {
 #pragma omp parallel num_threads(threads)

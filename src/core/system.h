@@ -20,7 +20,8 @@ struct CpuFeatures {
   std::string describe() const;  // "avx2 fma avx512f ..."
 };
 CpuFeatures cpu_features();
-// Sets the OpenMP thread count (0 = all cores) and pins each thread to one core, which keeps
+// Sets the OpenMP thread count (0 = all cores; more than 4 per usable core, or negative, is an
+// nt::Error naming --threads) and pins each thread to one core, which keeps
 // the kernel from parking both threads on one core. Returns the count used.
 int setup_threads(int threads);
 std::string hostname();

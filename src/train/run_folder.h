@@ -7,11 +7,14 @@
 //   model.safetensors  the final weights, with the tokenizer's name and identity
 //   checkpoints/       step-NNNNNNNN.safetensors (train/checkpoint.h)
 //   the tokenizer's own files (tokenizer/tokenizer.h)
+//   .lock              held (flock) by the one process writing the run
 // Training writes one through RunFolder; sample and eval open a finished one with
-// open_trained_run.
+// open_trained_run. A folder belongs to one run: a new run refuses a folder that holds anything
+// (a run: unless --overwrite, which removes it first), one process at a time holds the lock
+// (the kernel drops it when the process dies, so a dead holder's lock is simply taken over),
+// and every checkpoint carries the run's id, so a checkpoint of another run is never resumed.
 #pragma once
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,16 +31,21 @@ namespace nt {
 inline constexpr const char* kConfigFile = "config.json";
 inline constexpr const char* kWeightsFile = "model.safetensors";
 
+enum class RunMode { kNew, kOverwrite, kResume };
+
 class RunFolder {
  public:
-  // Creates the folder (and its parents) for a new run, or opens it to continue one. Every
-  // writer of a run comes through here, so this is where a run would claim its folder (a lock)
-  // or refuse one that is not a run's.
-  RunFolder(std::string dir, bool resume);
+  // Claims the folder: creates it (and its parents) if needed, takes its lock (an error naming
+  // the process that holds it), and for a new run checks that it is empty (kOverwrite first
+  // removes an old run's files; a folder with anything else in it is refused either way). A
+  // resumed run keeps its id (config.json's); a new one gets a fresh one.
+  RunFolder(std::string dir, RunMode mode);
+  ~RunFolder();  // a folder this process created and left empty is removed again
   RunFolder(const RunFolder&) = delete;
   RunFolder& operator=(const RunFolder&) = delete;
 
   const std::string& dir() const { return dir_; }
+  const std::string& run_id() const { return run_id_; }  // "" for a run older than run ids
   std::string file(const char* name) const;  // a path inside the folder
   std::string config_path() const { return file(kConfigFile); }
   std::string metrics_path() const { return file("metrics.jsonl"); }
@@ -62,17 +70,24 @@ class RunFolder {
 
   std::string checkpoint_path(int64_t step) const { return nt::checkpoint_path(dir_, step); }
   std::vector<std::string> checkpoints() const { return list_checkpoints(dir_); }  // newest first
-  CheckpointData newest_valid_checkpoint() const;  // warns about the invalid ones it skips
+  // The newest checkpoint that verifies (warning about invalid ones it skips); one written by
+  // another run (its run id) is an error.
+  CheckpointData newest_valid_checkpoint() const;
   void prune_checkpoints(int keep) const { nt::prune_checkpoints(dir_, keep); }
 
  private:
+  void claim(RunMode mode, bool lock_was_there);  // the checks after the lock is taken
+  void release();            // closes the files and the lock, and removes a folder left empty
+
   std::string dir_;
-  bool resume_;
-  std::ofstream metrics_;
+  bool resume_, created_ = false;
+  int lock_fd_ = -1;
+  std::string run_id_;
+  int metrics_fd_ = -1;
   int64_t metrics_lines_ = 0;
 };
 
-// "runs/<date>-<time>" for a run without --run-dir.
+// "runs/<date>-<time>" for a run without --run-dir ("-2", "-3", ... after it if that exists).
 std::string default_run_dir();
 
 // A warning line on stderr ("nanotrain: warning: ...").

@@ -43,6 +43,7 @@ struct TrainConfig {
   int keep_checkpoints = 2;        // newest N checkpoints kept
   std::string on_nan = "stop";     // "stop" or "rollback" (to the last checkpoint, halving LRs)
   std::string resume;              // a run folder to continue from its newest valid checkpoint
+  bool overwrite = false;          // start over in a folder that holds a run (its files removed first)
 
   // In the order `nanotrain train --help` lists them.
   template <class V>
@@ -118,6 +119,10 @@ void TrainConfig::for_each_field(V&& v) {
              .show_default = true, .choices = "stop rollback"});
   v(resume, {.flag = "--resume", .help = "Continue this run folder from its newest valid checkpoint (its own settings)",
              .group = g, .resume_may_change = true});
+  v(overwrite, {.flag = "--overwrite",
+                .help = "Start over in a --run-dir that holds a run: its files are removed first (a folder that holds "
+                        "anything else is refused)",
+                .group = g});
 }
 
 }  // namespace nt

@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/duration.h"
+#include "core/sha256.h"
 #include "profile/profile.h"
 #include "train/trainer.h"
 
@@ -55,6 +56,8 @@ TrainLoop::TrainLoop(const TrainPlan& plan, const Dataset& ds, RunFolder& run, T
       budget_(plan.budget_s) {}
 
 void TrainLoop::restore(const CheckpointData& ck) {
+  if (!ck.state.tokenizer_id.empty() && ck.state.tokenizer_id != to_hex(tok_.identity()))
+    fail("%s: written with another tokenizer than the run's data has", ck.path.c_str());
   restore_checkpoint(ck, model_.params(), opt_.m().data(), opt_.v().data());
   const TrainState& s = ck.state;
   step_ = s.step;
@@ -96,6 +99,8 @@ TrainState TrainLoop::state() const {
   s.last_save_at = last_save_at_;
   s.rollbacks = rollbacks_;
   s.metrics_lines = run_.metrics_lines();
+  s.run_id = run_.run_id();
+  s.tokenizer_id = to_hex(tok_.identity());
   return s;
 }
 

@@ -67,9 +67,10 @@ void check_memory(const TrainPlan& p) {
          human_bytes(double(m.need())).c_str(), human_bytes(double(m.available)).c_str());
 }
 
-nlohmann::json config_json(const TrainPlan& p, const std::string& tok_spec, const Tokenizer& tok, double peak_gflops) {
+nlohmann::json config_json(const TrainPlan& p, const std::string& run_id, const std::string& tok_spec, const Tokenizer& tok,
+                           double peak_gflops) {
   const TrainConfig& cfg = p.cfg;
-  return {{"program", "nanotrain"}, {"version", NT_VERSION}, {"model", p.model.to_json()},
+  return {{"program", "nanotrain"}, {"version", NT_VERSION}, {"run_id", run_id}, {"model", p.model.to_json()},
           {"optimizer", p.optim.to_json()}, {"schedule", fields_to_json(cfg.schedule)},
           {"preset", cfg.shape.preset}, {"data_dir", cfg.data_dir}, {"tokenizer", tok_spec},
           {"tokenizer_id", to_hex(tok.identity())}, {"device", cfg.device}, {"kernels", p.kernels->name},

@@ -53,7 +53,8 @@ void plan_model(TrainPlan& p, const Tokenizer& tok);
 void check_memory(const TrainPlan& p);
 
 // The run's resolved settings as config.json records them.
-nlohmann::json config_json(const TrainPlan& p, const std::string& tok_spec, const Tokenizer& tok, double peak_gflops);
+nlohmann::json config_json(const TrainPlan& p, const std::string& run_id, const std::string& tok_spec, const Tokenizer& tok,
+                           double peak_gflops);
 
 // The header lines a run prints (version, device, model, memory).
 std::string plan_device_line(const TrainPlan& p);

@@ -21,7 +21,7 @@ nlohmann::json TrainState::to_json() const {
           {"loader", loader}, {"train_seconds", train_seconds}, {"recent_step_seconds", recent_step_seconds},
           {"eval_seconds", eval_seconds}, {"save_seconds", save_seconds}, {"data_seconds", data_seconds},
           {"last_eval_at", last_eval_at}, {"last_save_at", last_save_at}, {"rollbacks", rollbacks},
-          {"metrics_lines", metrics_lines}};
+          {"metrics_lines", metrics_lines}, {"run_id", run_id}, {"tokenizer_id", tokenizer_id}};
 }
 
 TrainState TrainState::from_json(const nlohmann::json& j, const std::string& name) {
@@ -60,6 +60,12 @@ TrainState TrainState::from_json(const nlohmann::json& j, const std::string& nam
     if (!recent.is_array() || recent.size() > kMaxRecentSteps)
       fail("%s: checkpoint state: \"recent_step_seconds\" must be a list of at most %zu durations", n, kMaxRecentSteps);
     for (const auto& v : recent) s.recent_step_seconds.push_back(seconds("recent_step_seconds", v));
+    for (auto [key, field] : {std::pair{"run_id", &s.run_id}, std::pair{"tokenizer_id", &s.tokenizer_id}}) {
+      if (!j.contains(key)) continue;
+      if (!j[key].is_string() || j[key].get<std::string>().size() > 64)
+        fail("%s: checkpoint state: \"%s\" is not an id", n, key);
+      *field = j[key].get<std::string>();
+    }
     s.loader = j.at("loader");
     if (!s.loader.is_object()) fail("%s: checkpoint state: \"loader\" is not a JSON object", n);
   } catch (const nlohmann::json::exception& e) {

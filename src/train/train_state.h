@@ -23,6 +23,9 @@ struct TrainState {
   int64_t rollbacks = 0;
   int64_t metrics_lines = 0;  // lines of metrics.jsonl that belong to this state
   nlohmann::json loader;      // TrainLoader::state(); the loader validates it against its data
+  // The run that wrote it (RunFolder's id) and its tokenizer's identity (hex); "" in checkpoints
+  // older than these fields.
+  std::string run_id, tokenizer_id;
 
   nlohmann::json to_json() const;
   // Throws nt::Error "<name>: checkpoint state: ..." on a missing, mistyped or impossible field.

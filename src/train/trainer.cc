@@ -32,9 +32,9 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 // The flags, or with --resume the run's own settings from its newest valid checkpoint (only
 // the per-invocation ones, such as --threads, taken from the command line).
-TrainConfig settings(const TrainConfig& given, std::optional<CheckpointData>& resume) {
+TrainConfig settings(const TrainConfig& given, const RunFolder& run, std::optional<CheckpointData>& resume) {
   if (given.resume.empty()) return given;
-  resume = newest_valid_checkpoint(given.resume, warn_line);
+  resume = run.newest_valid_checkpoint();
   TrainConfig cfg = TrainConfig::from_json(resume->train);
   copy_fields_if(cfg, given, [](const FieldInfo& f) { return f.resume_may_change; });
   cfg.run_dir = given.resume;
@@ -126,8 +126,18 @@ TrainSummary summarize(const TrainPlan& p, TrainLoop& loop, const Peak& peak) {
 
 TrainSummary run_training(const TrainConfig& given) {
   const auto wall0 = Clock::now();
+  if (!given.resume.empty() && given.overwrite) fail("--overwrite: cannot be combined with --resume");
+  // The folder is claimed first (its lock), so that nothing reads or writes it while another
+  // process does.
+  RunFolder run(!given.resume.empty()    ? given.resume
+                : !given.run_dir.empty() ? given.run_dir
+                                         : default_run_dir(),
+                !given.resume.empty() ? RunMode::kResume
+                : given.overwrite     ? RunMode::kOverwrite
+                                      : RunMode::kNew);
   std::optional<CheckpointData> resume;
-  TrainPlan plan = plan_settings(settings(given, resume));
+  TrainPlan plan = plan_settings(settings(given, run, resume));
+  plan.cfg.run_dir = run.dir();  // checkpoints record where they belong
   const TrainConfig& cfg = plan.cfg;
   if (cfg.data_dir == kDefaultDataDir) ensure_default_data(cfg.quiet);
   Dataset ds = open_dataset(cfg.data_dir);
@@ -141,11 +151,9 @@ TrainSummary run_training(const TrainConfig& given) {
   progress.print(plan_memory_line(plan));
   check_memory(plan);
 
-  if (plan.cfg.run_dir.empty()) plan.cfg.run_dir = default_run_dir();  // checkpoints record where they belong
-  RunFolder run(cfg.run_dir, resume.has_value());
   const std::string tok_spec = run.save_tokenizer(tok);
   Peak peak(plan);
-  const nlohmann::json config = config_json(plan, tok_spec, tok, peak.gflops);
+  const nlohmann::json config = config_json(plan, run.run_id(), tok_spec, tok, peak.gflops);
   run.write_json(run.config_path(), config);
   progress.print("config: " + config.dump());
   run.open_metrics(resume ? resume->state.metrics_lines : 0);

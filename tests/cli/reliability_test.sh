@@ -24,7 +24,7 @@ for trial in 1 2 3; do
     if [ -d "$R/checkpoints" ] && ls "$R/checkpoints"/step-*.safetensors >/dev/null 2>&1; then
       "$NT" train --resume "$R" --quiet >/dev/null 2>>"$R.err" &
     else
-      "$NT" train "${COMMON[@]}" --run-dir "$R" >/dev/null 2>>"$R.err" &
+      "$NT" train "${COMMON[@]}" --run-dir "$R" --overwrite >/dev/null 2>>"$R.err" &  # (killed before its first checkpoint)
     fi
     pid=$!
     # A random moment that grows with the attempt, so slow builds (sanitizers) still finish.
