@@ -20,19 +20,28 @@ kills=0
 for trial in 1 2 3; do
   R="$TMP/kill$trial"
   rm -rf "$R"
+  landed=0 resumed=0  # kills that ended a run (exit 137), and runs resumed after one
   for attempt in $(seq 1 30); do
     if [ -d "$R/checkpoints" ] && ls "$R/checkpoints"/step-*.safetensors >/dev/null 2>&1; then
+      [ $landed -gt 0 ] && resumed=$((resumed + 1))
       "$NT" train --resume "$R" --quiet >/dev/null 2>>"$R.err" &
     else
       "$NT" train "${COMMON[@]}" --run-dir "$R" --overwrite >/dev/null 2>>"$R.err" &  # (killed before its first checkpoint)
     fi
     pid=$!
     # A random moment that grows with the attempt, so slow builds (sanitizers) still finish.
-    sleep "$(( attempt / 4 )).$(( (RANDOM % 9) + 1 ))$(( RANDOM % 10 ))"
+    if [ $landed -eq 0 ]; then
+      sleep "0.$(( (RANDOM % 3) + 1 ))"  # the first kill early, so that one surely lands
+    else
+      sleep "$(( attempt / 4 )).$(( (RANDOM % 9) + 1 ))$(( RANDOM % 10 ))"
+    fi
     if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
     wait $pid 2>/dev/null
+    [ $? -eq 137 ] && landed=$((landed + 1))
     [ -s "$R/summary.json" ] && break
   done
+  check "trial $trial: a kill landed and the run was resumed after it ($landed kills, $resumed resumes)" \
+    "[ $landed -gt 0 ] && [ $resumed -gt 0 ]"
   check "trial $trial: finished after kills" "[ -s '$R/summary.json' ]"
   check "trial $trial: loss curve identical to the uninterrupted run" "[ \"\$(losses '$R')\" = \"\$(losses '$TMP/ref')\" ]"
   check "trial $trial: no checkpoint was ever unreadable" "! grep -q 'skipping' '$R.err'"
@@ -91,7 +100,11 @@ wait_started "$R"
 sleep 1.5
 kill -INT $pid
 wait $pid
+rc=$?
+check "the budgeted run was stopped by SIGINT before its end (exit $rc)" "[ $rc -eq 130 ] && [ ! -e '$R/summary.json' ]"
 "$NT" train --resume "$R" --quiet >/dev/null
+rc=$?
+check "the resumed budget run finished (exit $rc)" "[ $rc -eq 0 ] && [ -s '$R/summary.json' ]"
 check "resumed budget run ends at the budget (train_seconds within a step of 4s)" "/usr/bin/python3 -c '
 import json; s = json.load(open(\"$R/summary.json\")); assert abs(s[\"train_seconds\"] - 4) < s[\"mean_step_seconds\"] + 0.05, s'"
 
