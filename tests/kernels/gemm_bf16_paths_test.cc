@@ -25,8 +25,6 @@ using test::to_f32;
 using test::to_f64;
 using Vec = std::vector<double>;
 
-#define NT_NEEDS(isa) \
-  if (!cpu_can_run(isa)) GTEST_SKIP() << cpu_isa_name(isa) << ": " << test::why_not_runnable(isa)
 
 // What our AVX-512-BF16 bf16-output GEMM declines (A transposed, k odd), it leaves untouched.
 TEST(KernelParity, GemmRowsBf16Declines) {

@@ -23,8 +23,6 @@ using test::to_f32;
 using test::to_f64;
 using Vec = std::vector<double>;
 
-#define NT_NEEDS(isa) \
-  if (!cpu_can_run(isa)) GTEST_SKIP() << cpu_isa_name(isa) << ": " << test::why_not_runnable(isa)
 
 // C (m, n) = A B (+ C0 when acc) in double, B packed in pairs along k as the attention tiles read
 // it (bp[kk ldb + 2 j + e] = B(2 kk + e, j)); elements read through get.

@@ -89,6 +89,10 @@ inline std::string why_not_runnable(CpuIsa isa) {
   }
 }
 
+// Skips the test, by name and with the reason, where this process cannot run the level.
+#define NT_NEEDS(isa) \
+  if (!cpu_can_run(isa)) GTEST_SKIP() << cpu_isa_name(isa) << ": " << test::why_not_runnable(isa)
+
 // "cpu-avx512bf16" as a test name's part: "cpu_avx512bf16".
 inline std::string name_part(std::string s) {
   for (char& c : s)
