@@ -31,7 +31,12 @@ for trial in 1 2 3; do
     pid=$!
     # A random moment that grows with the attempt, so slow builds (sanitizers) still finish.
     if [ $landed -eq 0 ]; then
-      sleep "0.$(( (RANDOM % 3) + 1 ))"  # the first kill early, so that one surely lands
+      # The first kill right after the first checkpoint appears: it lands mid-run (37 steps are
+      # left), and the next attempt resumes from it.
+      for _ in $(seq 1 1500); do
+        ls "$R/checkpoints"/step-*.safetensors >/dev/null 2>&1 || ! kill -0 $pid 2>/dev/null && break
+        sleep 0.02
+      done
     else
       sleep "$(( attempt / 4 )).$(( (RANDOM % 9) + 1 ))$(( RANDOM % 10 ))"
     fi
