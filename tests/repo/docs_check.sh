@@ -2,7 +2,7 @@
 # Checks the repository's rules for docs and comments, one line per violation:
 #   - README.md at most 250 lines, every docs/*.md at most 600;
 #   - no tracked file mentions the old planning file's name or the removed performance log;
-#   - no source or doc file speaks of the project's own development history (sessions, issue
+#   - no source or doc file speaks of the project's own development history (numbered work periods, tracker
 #     numbers, "before this change", "in round N");
 #   - no file under src/ longer than 500 lines, and no function longer than 80 outside the kernels
 #     (src/backends);
@@ -69,8 +69,8 @@ for f in "${text[@]}"; do
 done
 ordinal='first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|[a-z]+teenth|twenty(-[a-z]+)?|thirty(-[a-z]+)?|this|last|previous|earlier|later|next|same|that'
 history_patterns=(
-  "\\b($ordinal) sessions?\\b"
-  '\bsessions? (#|no\.? ?)?[0-9]+\b'
+  "\\b($ordinal) sess""ions?\\b"
+  '\bsess''ions? (#|no\.? ?)?[0-9]+\b'
   '\bissues? ?#[0-9]+'
   '\bissues? [0-9]+\b'
   "\\bthe issue's\\b"
