@@ -14,7 +14,10 @@
 
 namespace nt {
 
-enum class ParamGroup { kEmbed, kHead, kMatrix };
+// Each group has its own optimizer settings. kMatrix goes to Muon, the rest to AdamW; the groups
+// after kMatrix hold the tensors of model variants (value embeddings, per-layer residual scalars,
+// and the scalar gates of smear and backout).
+enum class ParamGroup { kEmbed, kHead, kMatrix, kValueEmbed, kResidLambdas, kX0Lambdas, kGates };
 
 struct ParamSpec {
   std::string name;
