@@ -24,6 +24,19 @@ inline const CLI::Validator& positive_validator() {
   return v;
 }
 
+// Unsigned values (seeds) must be written as plain digits that fit: CLI11 would wrap "-1" around.
+inline const CLI::Validator& unsigned_validator() {
+  static const CLI::Validator v(
+      [](std::string& s) -> std::string {
+        unsigned long long x = 0;
+        const auto r = std::from_chars(s.data(), s.data() + s.size(), x);
+        if (r.ec == std::errc() && r.ptr == s.data() + s.size()) return "";
+        return s + ": expected a whole number from 0 to 18446744073709551615";
+      },
+      ">= 0");
+  return v;
+}
+
 struct OptionStyle {
   bool checks = true;   // apply cli_positive
   bool groups = true;   // put options in their --help sections
@@ -53,6 +66,8 @@ void add_field_options(CLI::App* app, S& s, const OptionStyle& style = {}, const
       else o = app->add_option(f.flag, value, help);
       if (f.show_default) o->capture_default_str();
       if (f.cli_positive && style.checks) o->check(positive_validator());
+      if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> && !std::is_same_v<T, bool>)
+        o->check(unsigned_validator());
       if (f.required) o->required();
       if (g && style.groups) o->group(g);
     }

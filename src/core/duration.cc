@@ -1,38 +1,61 @@
 // SPDX-License-Identifier: MIT
 #include "core/duration.h"
 
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 namespace nt {
 
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Reads NUMBER at text[i] (digits, optionally "." and digits); nullopt if there is none.
+std::optional<double> read_number(const std::string& text, size_t& i) {
+  const size_t start = i;
+  while (i < text.size() && is_digit(text[i])) ++i;
+  const size_t whole = i - start;
+  size_t frac = 0;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && is_digit(text[i])) ++i, ++frac;
+    if (frac == 0) return std::nullopt;  // "5.m"
+  }
+  if (whole == 0 && frac == 0) return std::nullopt;
+  if (i - start > 20) return std::nullopt;  // far past any bounded duration
+  return std::strtod(text.substr(start, i - start).c_str(), nullptr);
+}
+
+}  // namespace
+
 std::optional<double> parse_duration(const std::string& text) {
-  if (text.empty()) return std::nullopt;
   double total = 0;
   size_t i = 0;
-  bool any = false;
   while (i < text.size()) {
-    const char* start = text.c_str() + i;
-    if (!std::isdigit(static_cast<unsigned char>(*start)) && *start != '.') return std::nullopt;
-    char* end = nullptr;
-    double v = std::strtod(start, &end);
-    if (end == start || !std::isfinite(v) || v < 0) return std::nullopt;
-    i = size_t(end - text.c_str());
+    const auto v = read_number(text, i);
+    if (!v) return std::nullopt;
     std::string unit;
-    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) unit += text[i++];
+    while (i < text.size() && unit.size() < 4 && text[i] >= 'a' && text[i] <= 'z') unit += text[i++];
     double mul;
-    if (unit.empty() || unit == "s") mul = 1;
-    else if (unit == "ms") mul = 1e-3;
-    else if (unit == "m" || unit == "min") mul = 60;
-    else if (unit == "h") mul = 3600;
-    else return std::nullopt;
-    if (unit.empty() && i < text.size()) return std::nullopt;
-    total += v * mul;
-    any = true;
+    if (unit.empty()) {
+      if (i != text.size() || total != 0) return std::nullopt;  // a plain number stands alone
+      mul = 1;
+    } else if (unit == "s") {
+      mul = 1;
+    } else if (unit == "ms") {
+      mul = 1e-3;
+    } else if (unit == "m" || unit == "min") {
+      mul = 60;
+    } else if (unit == "h") {
+      mul = 3600;
+    } else {
+      return std::nullopt;
+    }
+    total += *v * mul;
+    if (total > kMaxDurationSeconds) return std::nullopt;
   }
-  if (!any || !(total > 0) || !std::isfinite(total)) return std::nullopt;
+  if (!(total > 0)) return std::nullopt;
   return total;
 }
 

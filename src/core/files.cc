@@ -2,6 +2,7 @@
 #include "core/files.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -163,5 +164,45 @@ void make_dirs(const std::string& path) {
   if (::access(path.c_str(), W_OK) != 0) fail("%s: directory is not writable", path.c_str());
 }
 
+
+int lock_folder(const std::string& dir, const char* name, const char* what, bool* created) {
+  const std::string path = (std::filesystem::path(dir) / name).string();
+  // A holder may remove its lock file when done (unlock_folder): a lock taken on a file that is no
+  // longer the one at the path does not count, and is taken again on the new one.
+  for (int attempt = 0;; ++attempt) {
+    refuse_non_regular(path);
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    *created = fd >= 0;
+    if (fd < 0 && errno == EEXIST) fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && attempt < 100) continue;  // removed between the two opens
+    if (fd < 0) fail("%s: cannot create the %s's lock: %s", path.c_str(), what, std::strerror(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      char holder[64] = {0};
+      const ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
+      ::close(fd);
+      std::string who = n > 0 ? std::string(holder, size_t(n)) : "";
+      while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+      fail("%s: in use by another nanotrain process%s; wait for it to finish or stop it", dir.c_str(),
+           who.empty() ? "" : (" (pid " + who + ")").c_str());
+    }
+    struct stat held {}, now {};
+    if (::fstat(fd, &held) != 0 || ::lstat(path.c_str(), &now) != 0 || held.st_ino != now.st_ino ||
+        held.st_dev != now.st_dev) {
+      ::close(fd);
+      if (attempt < 100) continue;
+      fail("%s: cannot take the %s's lock (its lock file keeps changing)", path.c_str(), what);
+    }
+    const std::string me = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) != ssize_t(me.size()))
+      fail("%s: cannot write the %s's lock: %s", path.c_str(), what, std::strerror(errno));
+    return fd;
+  }
+}
+
+void unlock_folder(const std::string& dir, const char* name, int fd) {
+  std::error_code ec;
+  std::filesystem::remove(std::filesystem::path(dir) / name, ec);  // while still held
+  ::close(fd);
+}
 
 }  // namespace nt

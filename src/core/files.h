@@ -79,6 +79,14 @@ class TempFile {
 // $TMPDIR, else /tmp.
 std::string temp_dir();
 
+// Takes the lock file dir/name (flock, without waiting) and writes this process's pid in it for
+// the message another process gets; `what` names the folder's kind in messages ("run"). Returns
+// the descriptor: the lock lasts while it is open, and the kernel drops it when the process dies,
+// so a dead holder's lock is taken over. created: whether the lock file is new.
+int lock_folder(const std::string& dir, const char* name, const char* what, bool* created);
+// Removes the lock file (while still holding it) and releases the lock.
+void unlock_folder(const std::string& dir, const char* name, int fd);
+
 // Creates a directory (and parents); throws if it cannot, or if it exists but is not writable.
 void make_dirs(const std::string& path);
 

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: MIT
 // `nanotrain data prepare`: documents -> tokenizer -> train/val shards + data.json.
+// The output folder holds generations: gen-N/ with the tokenizer and the shards, and data.json
+// naming the one in use. A prepare writes gen-(N+1) beside it, switches data.json (an atomic
+// rename) last, then removes gen-N, so an interrupted prepare leaves the old data whole and usable;
+// its unfinished generation is removed by the next prepare. One prepare at a time holds the
+// folder's lock; a non-empty folder that is not a data folder is refused.
 // Tokenizes with all cores (documents in parallel, written in input order, so the output does not
 // depend on the thread count); a progress line on long work.
 #pragma once

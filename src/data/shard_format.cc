@@ -24,6 +24,25 @@ uint64_t get_u64(const uint8_t* p) {
   for (int i = 0; i < 8; ++i) v |= uint64_t(p[i]) << (8 * i);
   return v;
 }
+
+constexpr size_t kChecksumOffset = 80;
+
+Digest shard_checksum(const uint8_t* header, const uint8_t* payload, size_t n) {
+  Sha256 h;
+  h.update(header, kChecksumOffset);
+  h.update(payload, n);
+  return h.finish();
+}
+
+// The offset of the first token id >= vocab, or count if there is none.
+template <class T>
+uint64_t first_out_of_vocab(const uint8_t* payload, uint64_t count, uint32_t vocab) {
+  const T* t = reinterpret_cast<const T*>(payload);
+  uint64_t i = 0;
+  for (; i < count; ++i)
+    if (uint32_t(t[i]) >= vocab) break;
+  return i;
+}
 }  // namespace
 
 ShardWriter::ShardWriter(std::string path, uint32_t vocab_size, uint32_t bos_id,
@@ -56,7 +75,6 @@ void ShardWriter::add_document(std::span<const uint32_t> tokens) {
 }
 
 void ShardWriter::finish() {
-  header_.payload_sha256 = sha256(payload_.data(), payload_.size());
   uint8_t h[kShardHeaderBytes] = {};
   std::memcpy(h, kShardMagic, 8);
   put_u32(h + 8, kShardVersion);
@@ -67,7 +85,8 @@ void ShardWriter::finish() {
   put_u64(h + 32, header_.token_count);
   put_u64(h + 40, header_.doc_count);
   std::memcpy(h + 48, header_.tokenizer_id.data(), 32);
-  std::memcpy(h + 80, header_.payload_sha256.data(), 32);
+  header_.checksum = shard_checksum(h, payload_.data(), payload_.size());
+  std::memcpy(h + 80, header_.checksum.data(), 32);
   AtomicFile f(path_);
   f.write(h, sizeof h);
   f.write(payload_.data(), payload_.size());
@@ -89,7 +108,7 @@ ShardHeader parse_shard_header(const uint8_t* data, size_t size, const std::stri
   h.token_count = get_u64(data + 32);
   h.doc_count = get_u64(data + 40);
   std::memcpy(h.tokenizer_id.data(), data + 48, 32);
-  std::memcpy(h.payload_sha256.data(), data + 80, 32);
+  std::memcpy(h.checksum.data(), data + kChecksumOffset, 32);
   if (h.token_width != 2 && h.token_width != 4) fail("%s: corrupt shard header (token width %u)", p, h.token_width);
   if (h.vocab_size == 0 || h.bos_id >= h.vocab_size) fail("%s: corrupt shard header (vocab %u, bos %u)", p, h.vocab_size, h.bos_id);
   if (h.token_width == 2 && h.vocab_size > 65536) fail("%s: corrupt shard header (vocab %u needs 4-byte tokens)", p, h.vocab_size);
@@ -101,18 +120,27 @@ ShardHeader parse_shard_header(const uint8_t* data, size_t size, const std::stri
   return h;
 }
 
-Shard::Shard(const std::string& path, const Digest* expect_tokenizer, bool verify_checksum)
-    : file_(path) {
+Shard::Shard(const std::string& path, const ShardExpect* expect) : file_(path) {
+  const char* p = path.c_str();
   header_ = parse_shard_header(file_.data(), file_.size(), path);
   payload_ = file_.data() + kShardHeaderBytes;
-  if (expect_tokenizer && *expect_tokenizer != header_.tokenizer_id)
-    fail("%s: shard was made with another tokenizer (id %.12s…, expected %.12s…); re-run `nanotrain data prepare` with this tokenizer",
-         path.c_str(), to_hex(header_.tokenizer_id).c_str(), to_hex(*expect_tokenizer).c_str());
-  if (verify_checksum) {
-    const size_t n = size_t(header_.token_count) * header_.token_width;
-    if (sha256(payload_, n) != header_.payload_sha256)
-      fail("%s: corrupt shard (payload checksum mismatch)", path.c_str());
+  const uint64_t n = header_.token_count;
+  if (shard_checksum(file_.data(), payload_, size_t(n) * header_.token_width) != header_.checksum)
+    fail("%s: corrupt shard (checksum mismatch)", p);
+  if (expect) {
+    if (expect->tokenizer_id != header_.tokenizer_id)
+      fail("%s: shard was made with another tokenizer (id %.12s…, expected %.12s…); re-run `nanotrain data prepare` "
+           "with this tokenizer",
+           p, to_hex(header_.tokenizer_id).c_str(), to_hex(expect->tokenizer_id).c_str());
+    if (expect->vocab_size != header_.vocab_size || expect->bos_id != header_.bos_id)
+      fail("%s: shard has vocabulary %u and BOS %u, its tokenizer %u and %u", p, header_.vocab_size, header_.bos_id,
+           expect->vocab_size, expect->bos_id);
   }
+  const uint64_t bad = header_.token_width == 2 ? first_out_of_vocab<uint16_t>(payload_, n, header_.vocab_size)
+                                                : first_out_of_vocab<uint32_t>(payload_, n, header_.vocab_size);
+  if (bad < n)
+    fail("%s: token %llu (byte offset %llu) is id %u, outside the vocabulary of %u", p, (unsigned long long)bad,
+         (unsigned long long)(kShardHeaderBytes + bad * header_.token_width), token(bad), header_.vocab_size);
 }
 
 }  // namespace nt

@@ -6,7 +6,7 @@
 //
 //   off size field
 //     0    8 magic "NTSHARD\0"
-//     8    4 format_version (1)
+//     8    4 format_version (2)
 //    12    4 header_bytes (128)
 //    16    4 token_width (2 or 4)
 //    20    4 vocab_size
@@ -15,7 +15,8 @@
 //    32    8 token_count
 //    40    8 doc_count
 //    48   32 tokenizer identity (sha256)
-//    80   32 sha256 of the payload (the token bytes)
+//    80   32 sha256 of header bytes 0..79 followed by the payload: the header's vocabulary, BOS id,
+//             counts and tokenizer identity are covered as well as the tokens
 //   112   16 reserved (0)
 #pragma once
 #include <cstdint>
@@ -30,7 +31,7 @@
 namespace nt {
 
 inline constexpr char kShardMagic[8] = {'N', 'T', 'S', 'H', 'A', 'R', 'D', '\0'};
-inline constexpr uint32_t kShardVersion = 1;
+inline constexpr uint32_t kShardVersion = 2;
 inline constexpr uint32_t kShardHeaderBytes = 128;
 
 struct ShardHeader {
@@ -40,7 +41,13 @@ struct ShardHeader {
   uint64_t token_count = 0;
   uint64_t doc_count = 0;
   Digest tokenizer_id{};
-  Digest payload_sha256{};
+  Digest checksum{};  // over header bytes 0..79 and the payload
+};
+
+// What the reader of a shard expects of it: the tokenizer it was made with.
+struct ShardExpect {
+  Digest tokenizer_id{};
+  uint32_t vocab_size = 0, bos_id = 0;
 };
 
 // Streams tokens into a shard; the header (with counts and checksum) is written at finish()
@@ -60,11 +67,13 @@ class ShardWriter {
 };
 
 // A validated, memory-mapped shard. Construction checks magic, version, header size, token
-// width, file size against token_count and the payload checksum; errors name the file.
+// width, file size against token_count, the checksum, and that every token id is inside the
+// vocabulary; errors name the file (and, for a bad id, its offset).
 class Shard {
  public:
-  // If expect_tokenizer is non-null, a different tokenizer identity is an error.
-  Shard(const std::string& path, const Digest* expect_tokenizer, bool verify_checksum = true);
+  // If expect is non-null, a shard made with another tokenizer (identity, vocabulary or BOS id)
+  // is an error.
+  Shard(const std::string& path, const ShardExpect* expect);
   const ShardHeader& header() const { return header_; }
   uint64_t size() const { return header_.token_count; }
   uint32_t token(uint64_t i) const {

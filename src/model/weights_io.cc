@@ -4,9 +4,14 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "core/sha256.h"
 #include "model/safetensors.h"
 
 namespace nt {
+
+namespace {
+constexpr const char* kTensorsSha256 = "tensors_sha256";
+}  // namespace
 
 void save_weights(const std::string& path, const ModelConfig& cfg, const ParamArena& params,
                   const std::map<std::string, std::string>& extra) {
@@ -14,10 +19,13 @@ void save_weights(const std::string& path, const ModelConfig& cfg, const ParamAr
   f.metadata = extra;
   f.metadata["config"] = cfg.to_json().dump();
   f.metadata["format"] = "nanotrain-gpt";
+  Sha256 sum;
   for (size_t i = 0; i < params.specs.size(); ++i) {
     const auto& s = params.specs[i];
     f.tensors[s.name] = st_f32(params.tensor(i), {s.rows, s.cols});
+    sum.update(params.tensor(i), size_t(s.numel()) * sizeof(float));
   }
+  f.metadata[kTensorsSha256] = to_hex(sum.finish());
   save_safetensors(path, f);
 }
 
@@ -35,8 +43,15 @@ static ModelConfig config_of(const StFile& f, const std::string& path) {
 
 ModelConfig read_weights_config(const std::string& path) { return config_of(load_safetensors(path), path); }
 
+std::string read_weights_metadata(const std::string& path, const std::string& key) {
+  const StFile f = load_safetensors(path);
+  const auto it = f.metadata.find(key);
+  return it == f.metadata.end() ? "" : it->second;
+}
+
 void load_weights(const std::string& path, const ModelConfig& cfg, ParamArena& params) {
   StFile f = load_safetensors(path);
+  Sha256 sum;
   for (size_t i = 0; i < params.specs.size(); ++i) {
     const auto& s = params.specs[i];
     auto it = f.tensors.find(s.name);
@@ -46,7 +61,11 @@ void load_weights(const std::string& path, const ModelConfig& cfg, ParamArena& p
       fail("%s: tensor %s has dtype %s and a shape other than the model's (%lld, %lld)", path.c_str(),
            s.name.c_str(), t.dtype.c_str(), (long long)s.rows, (long long)s.cols);
     std::memcpy(params.tensor(i), t.bytes.data(), t.bytes.size());
+    sum.update(t.bytes.data(), t.bytes.size());
   }
+  const auto want = f.metadata.find(kTensorsSha256);
+  if (want != f.metadata.end() && want->second != to_hex(sum.finish()))
+    fail("%s: damaged (its tensors do not match the checksum in its metadata)", path.c_str());
   (void)cfg;
 }
 

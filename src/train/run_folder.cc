@@ -38,31 +38,6 @@ constexpr const char* kLockFile = ".lock";
 // A run's files: their presence makes a folder a run's.
 constexpr const char* kRunMarks[] = {kConfigFile, "metrics.jsonl", "checkpoints", kWeightsFile, "summary.json"};
 
-// Takes the folder's lock without waiting; the holder's pid is written in it for the message
-// another process gets. Returns the descriptor (the lock lasts as long as it is open); created
-// says whether the lock file is new.
-int take_lock(const std::string& dir, bool* created) {
-  const std::string path = (fs::path(dir) / kLockFile).string();
-  refuse_non_regular(path);
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  *created = fd >= 0;
-  if (fd < 0 && errno == EEXIST) fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) fail("%s: cannot create the run's lock: %s", path.c_str(), std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    char holder[64] = {0};
-    const ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
-    ::close(fd);
-    std::string who = n > 0 ? std::string(holder, size_t(n)) : "";
-    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
-    fail("%s: in use by another nanotrain process%s; wait for it to finish or stop it", dir.c_str(),
-         who.empty() ? "" : (" (pid " + who + ")").c_str());
-  }
-  const std::string me = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) != ssize_t(me.size()))
-    fail("%s: cannot write the run's lock: %s", path.c_str(), std::strerror(errno));
-  return fd;
-}
-
 // What the folder holds besides the lock, by name.
 std::vector<std::string> contents(const std::string& dir) {
   std::vector<std::string> names;
@@ -114,7 +89,7 @@ RunFolder::RunFolder(std::string dir, RunMode mode) : dir_(std::move(dir)), resu
   created_ = !fs::exists(dir_, ec);
   make_dirs(dir_);
   bool lock_created = false;
-  lock_fd_ = take_lock(dir_, &lock_created);
+  lock_fd_ = lock_folder(dir_, kLockFile, "run", &lock_created);
   try {
     claim(mode, /*lock_was_there=*/!lock_created);
   } catch (...) {
@@ -236,8 +211,11 @@ TrainedRun open_trained_run(const std::string& dir) {
     fail("%s: has no \"tokenizer\" entry", cfg_path.c_str());
   }
   r.tokenizer = load_tokenizer_in_dir(dir, spec);
-  if (cfg.contains("tokenizer_id") && cfg["tokenizer_id"] != to_hex(r.tokenizer->identity()))
-    fail("%s: the tokenizer in the run folder does not match the one the model was trained with", cfg_path.c_str());
+  // The identity compared is the one the weights carry: config.json only says where to look.
+  const std::string trained_with = read_weights_metadata(r.weights_path, "tokenizer_id");
+  if (trained_with.empty()) fail("%s: has no tokenizer identity in its metadata", r.weights_path.c_str());
+  if (trained_with != to_hex(r.tokenizer->identity()))
+    fail("%s: the tokenizer %s is not the one this model was trained with", r.weights_path.c_str(), spec.c_str());
   r.model = read_weights_config(r.weights_path);
   if (uint32_t(r.model.vocab_size) < r.tokenizer->vocab_size())
     fail("%s: model vocabulary %d is smaller than the tokenizer's %u", r.weights_path.c_str(), r.model.vocab_size,

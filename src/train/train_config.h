@@ -75,7 +75,7 @@ void TrainConfig::for_each_field(V&& v) {
   v(time_budget, {.key = "time_budget", .flag = "--time-budget",
                   .help = "Training time (data+fwd+bwd+optimizer): 90s, 5m, 1h", .show_default = true});
   v(steps, {.key = "steps", .flag = "--steps", .help = "Train for N optimizer steps instead of a time budget",
-            .min = 0, .error = "must be positive"});
+            .cli_positive = true, .min = 0, .error = "must be positive"});
   v(shape, {.key = "shape", .group = "Model"});
   const char* g = "Optimization";
   v(batch_size, {.key = "batch_size", .flag = "--batch-size", .help = "Sequences per micro-batch (default 16; frontier 4)",
@@ -106,7 +106,7 @@ void TrainConfig::for_each_field(V&& v) {
   v(peak_gflops, {.key = "peak_gflops", .flag = "--peak-gflops",
                   .help = "Peak GFLOP/s used for MFU (default: measured on this CPU for the run's dtype, before and "
                           "after training)",
-                  .group = g, .min = 0, .error = "must be positive"});
+                  .group = g, .min = 0, .finite = true, .error = "must be positive and finite"});
   v(quiet, {.flag = "--quiet", .help = "No progress output", .group = g, .resume_may_change = true});
   g = "Checkpoints and faults";
   v(save_every, {.key = "save_every", .flag = "--save-every",

@@ -165,15 +165,15 @@ TrainSummary run_training(const TrainConfig& given) {
     resume.reset();  // release the checkpoint's copy of the tensors
   }
   loop.run();
-  peak.remeasure();
-  loop.evaluate();
-  loop.save_if_new();  // always a checkpoint at the end
-  if (cfg.profile) write_profile(plan, run, progress, peak);
-
+  // The trained model is on disk (a checkpoint and the weights) before anything else can fail.
+  loop.save_if_new();
   const auto ts = Clock::now();
   save_weights(run.weights_path(), plan.model, loop.model().params(),
                {{"tokenizer", tok_spec}, {"tokenizer_id", to_hex(tok.identity())}});
   loop.add_save_seconds(since(ts));
+  peak.remeasure();
+  loop.evaluate();
+  if (cfg.profile) write_profile(plan, run, progress, peak);
   std::string sample;
   double sample_seconds = 0;
   if (cfg.sample_tokens > 0) {

@@ -25,7 +25,7 @@ json() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1"; }
 # Real English text that every Debian machine has.
 TEXT=/usr/share/common-licenses
 "$NT" data prepare --input "$TEXT" --out "$TMP/data" >/dev/null
-check "data prepare writes data.json and shards" "[ -f '$TMP/data/data.json' ] && [ -f '$TMP/data/train_00000.bin' ]"
+check "data prepare writes data.json and shards" "[ -f '$TMP/data/data.json' ] && [ -f '$TMP/data/gen-1/train_00000.bin' ]"
 
 # --- a budgeted run
 "$NT" train --data "$TMP/data" --preset tiny --time-budget 8s --run-dir "$TMP/run" --sample-tokens 32 \
@@ -144,13 +144,13 @@ expect_error "zero batch" "--batch-size" "$NT" train --data "$TMP/data" --batch-
 expect_error "zero sequence length" "--seq-len" "$NT" train --data "$TMP/data" --seq-len 0
 expect_error "sequence beyond the model's range" "seq-len 100000000" "$NT" train --data "$TMP/data" --preset tiny --seq-len 100000000
 cp -r "$TMP/data" "$TMP/version"
-printf '\x07' | dd of="$TMP/version/train_00000.bin" bs=1 seek=8 conv=notrunc status=none
+printf '\x07' | dd of="$TMP/version/gen-1/train_00000.bin" bs=1 seek=8 conv=notrunc status=none
 expect_error "wrong-version shard" "train_00000.bin: .*version" "$NT" train --data "$TMP/version" --preset tiny --steps 1
 cp -r "$TMP/data" "$TMP/trunc"
-truncate -s -7 "$TMP/trunc/train_00000.bin"
+truncate -s -7 "$TMP/trunc/gen-1/train_00000.bin"
 expect_error "truncated shard" "train_00000.bin: truncated" "$NT" train --data "$TMP/trunc" --preset tiny --steps 1
 cp -r "$TMP/data" "$TMP/flip"
-printf '\x01' | dd of="$TMP/flip/val_00000.bin" bs=1 seek=200 conv=notrunc status=none
+printf '\x01' | dd of="$TMP/flip/gen-1/val_00000.bin" bs=1 seek=200 conv=notrunc status=none
 expect_error "corrupted shard" "val_00000.bin: corrupt shard" "$NT" train --data "$TMP/flip" --preset tiny --steps 1
 printf 'abc\xff\xfe' >"$TMP/bad.txt"
 expect_error "non-UTF-8 text" "bad.txt: not valid UTF-8" "$NT" eval bpb --run-dir "$TMP/run" --input "$TMP/bad.txt"

@@ -25,13 +25,14 @@ check "the refusal is one line naming --resume and --overwrite" \
 check "the finished run is untouched" "[ \"\$(sum '$TMP/a/summary.json' '$TMP/a/model.safetensors' '$TMP/a/metrics.jsonl')\" = '$before' ]"
 
 # A folder that is not a run's is refused, with --overwrite too, and left as it was.
-data_before=$(cd "$TMP/data" && sum *)
+data_sum() { (cd "$1" && find . -type f | sort | xargs sum); }
+data_before=$(data_sum "$TMP/data")
 for extra in "" --overwrite; do
   "$NT" train "${RUN[@]}" --steps 2 --run-dir "$TMP/data" $extra >/dev/null 2>"$TMP/d.err"
   rc=$?
   check "a data folder as run folder ${extra:-(plain)} is refused (exit $rc)" "[ $rc -ne 0 ] && grep -q 'not empty' '$TMP/d.err'"
 done
-check "the data folder is untouched" "[ \"\$(cd '$TMP/data' && sum *)\" = '$data_before' ] && [ ! -e '$TMP/data/.lock' ]"
+check "the data folder is untouched" "[ \"\$(data_sum '$TMP/data')\" = '$data_before' ] && [ ! -e '$TMP/data/.lock' ]"
 
 # --overwrite starts over: the old run's files, checkpoints included, are gone.
 old_id=$(grep -o '"run_id": "[0-9a-f]*"' "$TMP/a/config.json")

@@ -40,7 +40,7 @@ struct Fixture {
         docs.push_back(doc);
       }
       w.finish();
-      shards.push_back(std::make_unique<Shard>(p, &id));
+      shards.push_back(std::make_unique<Shard>(p, nullptr));
     }
   }
 };

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 
@@ -38,7 +39,8 @@ TEST(Shard, RoundTripBothWidths) {
   const Digest id = sha256(std::string_view("tok"));
   for (uint32_t vocab : {300u, 70000u}) {
     const std::string p = write_test_shard(dir + "/s" + std::to_string(vocab) + ".bin", vocab, id);
-    Shard s(p, &id);
+    const ShardExpect e{id, vocab, vocab - 1};
+    Shard s(p, &e);
     EXPECT_EQ(s.header().token_width, vocab <= 65536 ? 2u : 4u);
     EXPECT_EQ(s.size(), 1005u);
     EXPECT_EQ(s.header().doc_count, 2u);
@@ -58,21 +60,76 @@ TEST(Shard, CorruptTruncatedAndForeignShardsAreOneLineErrors) {
   std::string bad = good;
   bad[200] ^= 1;
   write_file_atomic(p, bad);
-  std::string err = error_of([&] { Shard s(p, &id); });
-  EXPECT_NE(err.find(p + ": corrupt shard (payload checksum mismatch)"), std::string::npos) << err;
+  std::string err = error_of([&] { Shard s(p, nullptr); });
+  EXPECT_NE(err.find(p + ": corrupt shard (checksum mismatch)"), std::string::npos) << err;
 
   write_file_atomic(p, good.substr(0, good.size() - 7));
-  err = error_of([&] { Shard s(p, &id); });
+  err = error_of([&] { Shard s(p, nullptr); });
   EXPECT_NE(err.find(p + ": truncated or corrupt shard"), std::string::npos) << err;
 
   write_file_atomic(p, good.substr(0, 50));
-  err = error_of([&] { Shard s(p, &id); });
+  err = error_of([&] { Shard s(p, nullptr); });
   EXPECT_NE(err.find(p + ": not a token shard"), std::string::npos) << err;
 
   write_file_atomic(p, good);
-  err = error_of([&] { Shard s(p, &other); });
+  const ShardExpect foreign{other, 300, 299};
+  err = error_of([&] { Shard s(p, &foreign); });
+  EXPECT_NE(err.find(p + ": shard was made with another tokenizer"), std::string::npos) << err;
   EXPECT_NE(err.find(p + ": shard was made with another tokenizer"), std::string::npos) << err;
   for (const auto& e : {err}) EXPECT_EQ(e.find('\n'), std::string::npos);
+}
+
+// A shard whose checksum is right but whose header or tokens were forged: the checksum is
+// recomputed over the forged bytes, as an attacker (or a buggy writer) would.
+std::string reseal(std::string bytes) {
+  Sha256 h;
+  h.update(bytes.data(), 80);
+  h.update(bytes.data() + kShardHeaderBytes, bytes.size() - kShardHeaderBytes);
+  const Digest d = h.finish();
+  std::memcpy(bytes.data() + 80, d.data(), 32);
+  return bytes;
+}
+
+TEST(Shard, HeaderFieldsAreCoveredByTheChecksum) {
+  const std::string dir = tmp_dir("header");
+  const Digest id = sha256(std::string_view("tok"));
+  const std::string p = write_test_shard(dir + "/a.bin", 300, id);
+  const std::string good = read_file(p);
+  for (size_t off : {20u, 24u, 40u, 48u, 79u}) {  // vocab, BOS, doc count, tokenizer id
+    std::string bad = good;
+    bad[off] ^= 1;
+    write_file_atomic(p, bad);
+    const std::string err = error_of([&] { Shard s(p, nullptr); });
+    EXPECT_NE(err.find(p + ": corrupt shard (checksum mismatch)"), std::string::npos) << off << ": " << err;
+  }
+}
+
+TEST(Shard, TokenIdsOutsideTheVocabularyAreRefusedWithTheirOffset) {
+  const std::string dir = tmp_dir("oov");
+  const Digest id = sha256(std::string_view("tok"));
+  for (uint32_t vocab : {300u, 70000u}) {
+    const std::string p = write_test_shard(dir + "/v" + std::to_string(vocab) + ".bin", vocab, id);
+    std::string bytes = read_file(p);
+    const size_t width = vocab <= 65536 ? 2 : 4, at = 517;  // token 517 of 1005
+    const uint32_t forged = vocab;  // the first id outside
+    std::memcpy(&bytes[kShardHeaderBytes + at * width], &forged, width);
+    write_file_atomic(p, reseal(bytes));
+    const std::string err = error_of([&] { Shard s(p, nullptr); });
+    const std::string want = p + ": token 517 (byte offset " + std::to_string(kShardHeaderBytes + at * width) +
+                             ") is id " + std::to_string(vocab) + ", outside the vocabulary of " + std::to_string(vocab);
+    EXPECT_NE(err.find(want), std::string::npos) << err;
+  }
+}
+
+TEST(Shard, AnotherTokenizersVocabularyOrBosIsRefused) {
+  const std::string dir = tmp_dir("expect");
+  const Digest id = sha256(std::string_view("tok"));
+  const std::string p = write_test_shard(dir + "/a.bin", 300, id);
+  EXPECT_NO_THROW(({ const ShardExpect ok{id, 300, 299}; Shard s(p, &ok); }));
+  const ShardExpect vocab{id, 301, 299}, bos{id, 300, 0};
+  EXPECT_NE(error_of([&] { Shard s(p, &vocab); }).find(p + ": shard has vocabulary 300 and BOS 299, its tokenizer 301"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { Shard s(p, &bos); }).find("its tokenizer 300 and 0"), std::string::npos);
 }
 
 // The same failures through `nanotrain` (exit status and a single stderr line naming the file).
@@ -115,7 +172,7 @@ TEST(ShardCli, ErrorsNameTheFileAndExitNonZero) {
 
   // Dataset-level checks on the prepared folder.
   EXPECT_NO_THROW(open_dataset(dir + "/prep"));
-  const std::string shard = dir + "/prep/train_00000.bin";
+  const std::string shard = dir + "/prep/gen-1/train_00000.bin";
   const std::string good = read_file(shard);
   std::string bad = good;
   bad[bad.size() - 1] ^= 0x5a;
@@ -128,9 +185,11 @@ TEST(ShardCli, ErrorsNameTheFileAndExitNonZero) {
   // A shard from another tokenizer (bytes) dropped into the folder.
   write_file_atomic(shard, good);
   ASSERT_EQ(run_cli("data prepare --quiet --input '" + dir + "/text' --tokenizer bytes --out '" + dir + "/prep_bytes'", &err), 0) << err;
-  fs::copy_file(dir + "/prep_bytes/val_00000.bin", dir + "/prep/val_00000.bin", fs::copy_options::overwrite_existing);
+  fs::copy_file(dir + "/prep_bytes/gen-1/val_00000.bin", dir + "/prep/gen-1/val_00000.bin",
+                fs::copy_options::overwrite_existing);
   err = error_of([&] { open_dataset(dir + "/prep"); });
-  EXPECT_NE(err.find(dir + "/prep/val_00000.bin: shard was made with another tokenizer"), std::string::npos) << err;
+  EXPECT_NE(err.find(dir + "/prep/gen-1/val_00000.bin: shard was made with another tokenizer"), std::string::npos)
+      << err;
 }
 
 }  // namespace
