@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+#include "eval/core/scorer_fast.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/check.h"
+
+namespace nt {
+
+namespace {
+
+void validate(const std::vector<CoreQuestion>& qs, const ModelConfig& c) {
+  for (size_t qi = 0; qi < qs.size(); ++qi) {
+    if (qs[qi].candidates.empty()) fail("CORE scorer: question %zu has no candidates", qi);
+    for (size_t ci = 0; ci < qs[qi].candidates.size(); ++ci) {
+      const CoreCandidate& cand = qs[qi].candidates[ci];
+      const int64_t n = int64_t(cand.tokens.size());
+      if (n == 0 || n > c.seq_len)
+        fail("CORE scorer: question %zu, candidate %zu: %lld tokens, outside the model's context 1..%d", qi, ci,
+             static_cast<long long>(n), c.seq_len);
+      if (cand.begin < 1 || cand.begin >= cand.end || cand.end > n)
+        fail("CORE scorer: question %zu, candidate %zu: span [%d, %d) is empty or outside 1..%lld", qi, ci,
+             cand.begin, cand.end, static_cast<long long>(n));
+      for (int32_t t : cand.tokens)
+        if (t < 0 || t >= c.vocab_size)
+          fail("CORE scorer: question %zu, candidate %zu: token %d outside the vocabulary (%d)", qi, ci, t,
+               c.vocab_size);
+    }
+  }
+}
+
+// FLOPs of a whole-sequence forward of n tokens with the head on every row.
+double plain_flops(const ModelConfig& c, int64_t n) {
+  return double(n) * (SegmentForward::linear_flops_per_row(c) + 2.0 * c.d_model * c.vocab_size) +
+         double(n) * double(n + 1) / 2 * SegmentForward::attention_flops_per_pair(c);
+}
+
+}  // namespace
+
+FastScorer::FastScorer(Gpt& model, int64_t max_rows)
+    : model_(model), max_rows_(std::max<int64_t>(max_rows, model.config().seq_len)) {
+  const ModelConfig& c = model.config();
+  fwd_ = std::make_unique<SegmentForward>(c, model.params().views(), model.kernels(), model.rope_cos(),
+                                          model.rope_sin(), max_rows_);
+  const int64_t chunk = head_chunk_rows(c.vocab_size);
+  head_in_.resize(size_t(chunk * c.d_model));
+  logits_.resize(size_t(chunk * c.vocab_size));
+}
+
+int64_t FastScorer::shared_prefix(const CoreQuestion& q) {
+  if (q.candidates.size() < 2) return 0;
+  size_t p = q.candidates[0].tokens.size();
+  for (const CoreCandidate& c : q.candidates) {
+    const auto& a = q.candidates[0].tokens;
+    p = std::min(p, c.tokens.size());
+    p = size_t(std::mismatch(a.begin(), a.begin() + ptrdiff_t(p), c.tokens.begin()).first - a.begin());
+  }
+  return int64_t(p);
+}
+
+std::vector<std::vector<FastScorer::Unit>> FastScorer::plan(const std::vector<CoreQuestion>& qs, int64_t max_rows) {
+  std::vector<int64_t> prefix(qs.size()), rows(qs.size()), order(qs.size());
+  for (size_t q = 0; q < qs.size(); ++q) {
+    prefix[q] = shared_prefix(qs[q]);
+    rows[q] = prefix[q];
+    for (const CoreCandidate& c : qs[q].candidates) rows[q] += int64_t(c.tokens.size()) - prefix[q];
+  }
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return rows[size_t(a)] > rows[size_t(b)]; });
+  std::vector<std::vector<Unit>> batches(1);
+  int64_t used = 0;
+  for (int64_t q : order) {
+    const CoreQuestion& question = qs[size_t(q)];
+    const int64_t p = prefix[size_t(q)], n = int64_t(question.candidates.size());
+    auto suffix = [&](int64_t c) { return int64_t(question.candidates[size_t(c)].tokens.size()) - p; };
+    for (int64_t c = 0; c < n;) {
+      if (used + p + suffix(c) > max_rows) batches.emplace_back(), used = 0;
+      NT_CHECK(p + suffix(c) <= max_rows, "a candidate longer than the batch");
+      Unit u{q, p, {}};
+      used += p;
+      for (; c < n && used + suffix(c) <= max_rows; ++c) u.cands.push_back(c), used += suffix(c);
+      batches.back().push_back(std::move(u));
+    }
+  }
+  if (batches.back().empty()) batches.pop_back();
+  return batches;
+}
+
+void FastScorer::score(const std::vector<CoreQuestion>& qs, std::vector<std::vector<CandidateScore>>& out) {
+  const ModelConfig& c = model_.config();
+  validate(qs, c);
+  std::vector<int64_t> slot_base(qs.size() + 1, 0);
+  for (size_t q = 0; q < qs.size(); ++q) {
+    slot_base[q + 1] = slot_base[q] + int64_t(qs[q].candidates.size());
+    for (const CoreCandidate& cand : qs[q].candidates) stats_.flops_plain += plain_flops(c, int64_t(cand.tokens.size()));
+  }
+  loss_sum_.assign(size_t(slot_base.back()), 0.0);
+  greedy_.assign(size_t(slot_base.back()), 1);
+  for (const auto& batch : plan(qs, max_rows_)) run_batch(qs, batch, slot_base);
+  out.assign(qs.size(), {});
+  for (size_t q = 0; q < qs.size(); ++q) {
+    out[q].resize(qs[q].candidates.size());
+    for (size_t ci = 0; ci < qs[q].candidates.size(); ++ci) {
+      const CoreCandidate& cand = qs[q].candidates[ci];
+      const size_t slot = size_t(slot_base[q]) + ci;
+      out[q][ci].mean_loss = loss_sum_[slot] / double(cand.end - cand.begin);
+      out[q][ci].greedy_match = greedy_[slot] != 0;
+    }
+  }
+}
+
+// Lays the batch's units out as rows (each prefix, then its candidates' remaining tokens), runs
+// the blocks, and scores the span positions.
+void FastScorer::run_batch(const std::vector<CoreQuestion>& qs, const std::vector<Unit>& units,
+                           const std::vector<int64_t>& slot_base) {
+  const ModelConfig& c = model_.config();
+  std::vector<int32_t> tokens;
+  std::vector<Segment> segments;
+  std::vector<Need> needs;
+  double pairs = 0;
+  auto add_segment = [&](Segment s) {
+    segments.push_back(s);
+    pairs += double(s.len) * double(s.parent_len) + double(s.len) * double(s.len + 1) / 2;
+  };
+  for (const Unit& u : units) {
+    const auto& cands = qs[size_t(u.question)].candidates;
+    const int64_t prefix_row = int64_t(tokens.size());
+    if (u.prefix > 0) {
+      const auto& first = cands[size_t(u.cands[0])].tokens;
+      tokens.insert(tokens.end(), first.begin(), first.begin() + u.prefix);
+      add_segment({prefix_row, u.prefix, 0, 0});
+    }
+    for (int64_t ci : u.cands) {
+      const CoreCandidate& cand = cands[size_t(ci)];
+      const int64_t row = int64_t(tokens.size()), len = int64_t(cand.tokens.size()) - u.prefix;
+      tokens.insert(tokens.end(), cand.tokens.begin() + u.prefix, cand.tokens.end());
+      if (len > 0) add_segment({row, len, prefix_row, u.prefix});
+      // Token t is scored by the logits at position t - 1: a prefix row or one of the candidate's own.
+      for (int64_t t = cand.begin; t < cand.end; ++t) {
+        const int64_t pos = t - 1, r = pos < u.prefix ? prefix_row + pos : row + (pos - u.prefix);
+        needs.push_back({r, cand.tokens[size_t(t)], slot_base[size_t(u.question)] + ci});
+      }
+    }
+  }
+  const int64_t rows = int64_t(tokens.size());
+  const float* lnf = fwd_->run(tokens.data(), segments, rows);
+  head(lnf, needs);
+  std::vector<int64_t> head_rows(needs.size());
+  for (size_t i = 0; i < needs.size(); ++i) head_rows[i] = needs[i].row;
+  const int64_t distinct = int64_t(std::unique(head_rows.begin(), head_rows.end()) - head_rows.begin());
+  stats_.tokens_run += rows;
+  stats_.flops_run += double(rows) * SegmentForward::linear_flops_per_row(c) +
+                      pairs * SegmentForward::attention_flops_per_pair(c) +
+                      double(distinct) * 2.0 * c.d_model * c.vocab_size;
+}
+
+// The head over the distinct rows that needs read, in chunks: soft-capped logits, their
+// log-sum-exp and first argmax per row, then each need's cross-entropy and greedy check. Sorts needs by row.
+void FastScorer::head(const float* lnf, std::vector<Need>& needs) {
+  const ModelConfig& c = model_.config();
+  const int64_t C = c.d_model, V = c.vocab_size, chunk = head_chunk_rows(V);
+  const float cap = float(c.softcap);
+  const KernelTable& k = model_.kernels();
+  const float* lm_head = model_.params().views().lm_head;
+  std::stable_sort(needs.begin(), needs.end(), [](const Need& a, const Need& b) { return a.row < b.row; });
+  std::vector<int64_t> rows;
+  for (const Need& n : needs)
+    if (rows.empty() || rows.back() != n.row) rows.push_back(n.row);
+  row_lse_.resize(size_t(chunk)), row_argmax_.resize(size_t(chunk));
+  size_t next = 0;  // the first need not yet scored
+  for (int64_t r0 = 0; r0 < int64_t(rows.size()); r0 += chunk) {
+    const int64_t m = std::min<int64_t>(chunk, int64_t(rows.size()) - r0);
+    for (int64_t i = 0; i < m; ++i) std::copy_n(lnf + rows[size_t(r0 + i)] * C, C, head_in_.data() + i * C);
+    k.matmul(logits_.data(), head_in_.data(), lm_head, m, V, C, false, true, 0.0f);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; ++i) {
+      float* z = logits_.data() + i * V;
+      int64_t best = 0;
+      for (int64_t j = 0; j < V; ++j) {
+        z[j] = cap * std::tanh(z[j] / cap);
+        if (z[j] > z[best]) best = j;  // strict: ties keep the lowest index
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < V; ++j) sum += std::exp(double(z[j]) - double(z[best]));
+      row_lse_[size_t(i)] = double(z[best]) + std::log(sum);
+      row_argmax_[size_t(i)] = int32_t(best);
+    }
+    for (int64_t i = 0; i < m; ++i)
+      for (; next < needs.size() && needs[next].row == rows[size_t(r0 + i)]; ++next) {
+        const Need& n = needs[next];
+        loss_sum_[size_t(n.slot)] += row_lse_[size_t(i)] - double(logits_[size_t(i * V + n.target)]);
+        if (row_argmax_[size_t(i)] != n.target) greedy_[size_t(n.slot)] = 0;
+      }
+  }
+  NT_CHECK(next == needs.size(), "span positions left unscored");
+}
+
+}  // namespace nt

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+#include "eval/core/segment_forward.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/check.h"
+
+namespace nt {
+
+SegmentForward::SegmentForward(const ModelConfig& cfg, const ModelTensors& weights, const KernelTable& kernels,
+                               const float* cos, const float* sin, int64_t max_rows)
+    : cfg_(cfg), w_(weights), k_(kernels), cos_(cos), sin_(sin), max_rows_(max_rows) {
+  NT_CHECK(max_rows > 0, "bad row budget %lld", static_cast<long long>(max_rows));
+  const size_t N = size_t(max_rows), C = size_t(cfg.d_model), HD = size_t(cfg.n_head) * size_t(cfg.head_dim),
+               KD = size_t(cfg.n_kv_head) * size_t(cfg.head_dim), F = size_t(cfg.mlp_dim());
+  x_.resize(N * C), ln_.resize(N * C);
+  q_.resize(N * HD), k_buf_.resize(N * KD), v_.resize(N * KD), att_.resize(N * HD);
+  fc_.resize(N * F);
+  if (!k_.matmul_relu2) act_.resize(N * F);
+  rstd_.resize(N), rstd_h_.resize(N * size_t(cfg.n_head));
+  row_cos_.resize(N * size_t(cfg.head_dim / 2)), row_sin_.resize(N * size_t(cfg.head_dim / 2));
+  scores_.resize(size_t(omp_get_max_threads()) * size_t(cfg.seq_len));
+}
+
+double SegmentForward::linear_flops_per_row(const ModelConfig& c) {
+  const double C = c.d_model, HD = double(c.n_head) * c.head_dim, KD = double(c.n_kv_head) * c.head_dim,
+               F = c.mlp_dim();
+  return 2.0 * c.depth * (C * (HD + 2 * KD) + HD * C + 2 * C * F);
+}
+
+double SegmentForward::attention_flops_per_pair(const ModelConfig& c) {
+  return 4.0 * c.depth * double(c.n_head) * c.head_dim;  // q.k and p v, each 2 D per head
+}
+
+const float* SegmentForward::run(const int32_t* tokens, const std::vector<Segment>& segments, int64_t rows) {
+  NT_CHECK(rows > 0 && rows <= max_rows_, "batch of %lld rows outside (0, %lld]", static_cast<long long>(rows),
+           static_cast<long long>(max_rows_));
+  const int64_t C = cfg_.d_model, H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D,
+                F = cfg_.mlp_dim(), half = D / 2;
+  const float eps = float(cfg_.norm_eps);
+  // Each row's rotary angles, gathered from its position, so that one call rotates the batch.
+  int64_t covered = 0;
+  for (const Segment& s : segments) {
+    NT_CHECK(s.len > 0 && s.row >= 0 && s.row + s.len <= rows && s.parent_len >= 0 &&
+                 s.parent_len + s.len <= cfg_.seq_len && (s.parent_len == 0 || s.parent_row + s.parent_len <= rows),
+             "segment outside the batch");
+    covered += s.len;
+    for (int64_t i = 0; i < s.len; ++i) {
+      std::copy_n(cos_ + (s.parent_len + i) * half, half, row_cos_.data() + (s.row + i) * half);
+      std::copy_n(sin_ + (s.parent_len + i) * half, half, row_sin_.data() + (s.row + i) * half);
+    }
+  }
+  NT_CHECK(covered == rows, "segments cover %lld of %lld rows", static_cast<long long>(covered),
+           static_cast<long long>(rows));
+  for (int64_t i = 0; i < rows; ++i)
+    NT_CHECK(tokens[i] >= 0 && tokens[i] < cfg_.vocab_size, "token id %d outside the vocabulary (%d)", tokens[i],
+             cfg_.vocab_size);
+  // x = rms(wte[idx]), as the training forward.
+  k_.embed_fwd(x_.data(), tokens, w_.wte, rows, C);
+  k_.rmsnorm_fwd(x_.data(), rstd_.data(), x_.data(), rows, C, eps);
+  for (int l = 0; l < cfg_.depth; ++l) {
+    const LayerTensors& lw = w_.layers[size_t(l)];
+    k_.rmsnorm_fwd(ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
+    k_.matmul(q_.data(), ln_.data(), lw.wq, rows, HD, C, false, true, 0.0f);
+    k_.matmul(k_buf_.data(), ln_.data(), lw.wk, rows, KD, C, false, true, 0.0f);
+    k_.matmul(v_.data(), ln_.data(), lw.wv, rows, KD, C, false, true, 0.0f);
+    k_.rope_norm_fwd(q_.data(), rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, H, D, eps);
+    k_.rope_norm_fwd(k_buf_.data(), rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, KVH, D, eps);
+    attention(segments);
+    k_.matmul(x_.data(), att_.data(), lw.wo, rows, C, HD, false, true, 1.0f);
+    k_.rmsnorm_fwd(ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
+    k_.matmul(fc_.data(), ln_.data(), lw.wfc, rows, F, C, false, true, 0.0f);
+    if (k_.matmul_relu2) {
+      k_.matmul_relu2(x_.data(), fc_.data(), lw.wproj, rows, C, F, false, true, 1.0f, true);
+    } else {
+      k_.relu2_fwd(act_.data(), fc_.data(), rows * F);
+      k_.matmul(x_.data(), act_.data(), lw.wproj, rows, C, F, false, true, 1.0f);
+    }
+  }
+  k_.rmsnorm_fwd(ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
+  return ln_.data();
+}
+
+// Softmax attention of one query row over keys: its parent's rows, then its own segment's rows up
+// to itself. Scores and sums in fp32, as the training kernels.
+void SegmentForward::attention(const std::vector<Segment>& segments) {
+  const int64_t H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D,
+                group = H / KVH, T = cfg_.seq_len;
+  const float scale = 1.0f / std::sqrt(float(D));
+  if (scores_.size() < size_t(omp_get_max_threads()) * size_t(T)) scores_.resize(size_t(omp_get_max_threads()) * size_t(T));
+  // Tasks are (segment, head); the costliest first, so that long prefixes do not finish last.
+  std::vector<int64_t> order(segments.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto cost = [&](int64_t s) { return segments[size_t(s)].len * (segments[size_t(s)].parent_len + segments[size_t(s)].len); };
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return cost(a) > cost(b); });
+  const int64_t tasks = int64_t(order.size()) * H;
+  const float *q = q_.data(), *k = k_buf_.data(), *v = v_.data();
+  float* out = att_.data();
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t task = 0; task < tasks; ++task) {
+    const Segment& s = segments[size_t(order[size_t(task / H)])];
+    const int64_t h = task % H, g = h / group;
+    float* sc = scores_.data() + int64_t(omp_get_thread_num()) * T;
+    for (int64_t i = 0; i < s.len; ++i) {
+      const float* qi = q + (s.row + i) * HD + h * D;
+      const int64_t ctx = s.parent_len + i + 1;
+      float mx = -INFINITY;
+      for (int64_t j = 0; j < ctx; ++j) {
+        const int64_t r = j < s.parent_len ? s.parent_row + j : s.row + (j - s.parent_len);
+        const float* kj = k + r * KD + g * D;
+        float dot = 0;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t e = 0; e < D; ++e) dot += qi[e] * kj[e];
+        sc[j] = dot * scale;
+        mx = std::max(mx, sc[j]);
+      }
+      float sum = 0;
+      for (int64_t j = 0; j < ctx; ++j) sum += sc[j] = std::exp(sc[j] - mx);
+      float* o = out + (s.row + i) * HD + h * D;
+      std::fill(o, o + D, 0.0f);
+      for (int64_t j = 0; j < ctx; ++j) {
+        const int64_t r = j < s.parent_len ? s.parent_row + j : s.row + (j - s.parent_len);
+        const float* vj = v + r * KD + g * D;
+        const float p = sc[j];
+#pragma omp simd
+        for (int64_t e = 0; e < D; ++e) o[e] += p * vj[e];
+      }
+      const float inv = 1.0f / sum;
+#pragma omp simd
+      for (int64_t e = 0; e < D; ++e) o[e] *= inv;
+    }
+  }
+}
+
+}  // namespace nt

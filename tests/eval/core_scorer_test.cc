@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+// The fast CORE scorer against a whole-sequence forward of each candidate (Gpt::forward_logits):
+// the same mean span losses and greedy decisions on awkward shapes (grouped-query heads, one
+// token after the shared prefix, a prefix that is a whole candidate, sequences of the full
+// context, questions split between batches), its FLOP counts, and its refusals.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/ref/ref_backend.h"
+#include "core/check.h"
+#include "core/rng.h"
+#include "eval/core/scorer_fast.h"
+#include "model/gpt.h"
+
+namespace nt {
+namespace {
+
+ModelConfig small(int n_kv_head = 2) {
+  ModelConfig c;
+  c.depth = 2, c.d_model = 64, c.n_head = 4, c.n_kv_head = n_kv_head, c.head_dim = 16, c.seq_len = 32,
+  c.vocab_size = 50;
+  return c;
+}
+
+// Random weights everywhere (the standard init zeroes the head and the output projections, which
+// would make every prediction uniform).
+std::unique_ptr<Gpt> random_model(const ModelConfig& c, const KernelTable& k, uint64_t seed) {
+  auto m = std::make_unique<Gpt>(c, k, 1, c.seq_len);
+  init_params(m->params(), seed);
+  Rng r(seed + 1);
+  for (size_t i = 0; i < m->params().specs.size(); ++i)
+    for (int64_t j = 0; j < m->params().specs[i].numel(); ++j) m->params().tensor(i)[j] += float(0.2 * r.normal());
+  return m;
+}
+
+std::vector<int32_t> random_tokens(Rng& r, int64_t n, int vocab) {
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (auto& x : t) x = int32_t(r.below(uint64_t(vocab)));
+  return t;
+}
+
+// The plain score: a forward of the whole candidate, the loss in double. tied: some span
+// position's two largest logits are within 1e-4, where the greedy decision may differ by rounding.
+struct Plain {
+  double mean_loss;
+  bool greedy, tied;
+};
+Plain plain_score(Gpt& m, const CoreCandidate& cand) {
+  const int64_t n = int64_t(cand.tokens.size()), V = m.config().vocab_size;
+  std::vector<float> logits(size_t(n * V));
+  m.forward_logits(cand.tokens.data(), 1, int(n), logits.data());
+  Plain p{0, true, false};
+  for (int64_t t = cand.begin; t < cand.end; ++t) {
+    const float* z = logits.data() + (t - 1) * V;
+    const int64_t best = std::max_element(z, z + V) - z;
+    double sum = 0, second = -INFINITY;
+    for (int64_t j = 0; j < V; ++j) {
+      sum += std::exp(double(z[j]) - double(z[best]));
+      if (j != best) second = std::max(second, double(z[j]));
+    }
+    p.mean_loss += double(z[best]) + std::log(sum) - double(z[cand.tokens[size_t(t)]]);
+    p.greedy = p.greedy && best == cand.tokens[size_t(t)];
+    p.tied = p.tied || double(z[best]) - second < 1e-4;
+  }
+  p.mean_loss /= double(cand.end - cand.begin);
+  return p;
+}
+
+void expect_matches_plain(Gpt& m, FastScorer& s, const std::vector<CoreQuestion>& qs) {
+  std::vector<std::vector<CandidateScore>> out;
+  s.score(qs, out);
+  ASSERT_EQ(out.size(), qs.size());
+  for (size_t q = 0; q < qs.size(); ++q) {
+    ASSERT_EQ(out[q].size(), qs[q].candidates.size());
+    for (size_t c = 0; c < qs[q].candidates.size(); ++c) {
+      const Plain p = plain_score(m, qs[q].candidates[c]);
+      EXPECT_NEAR(out[q][c].mean_loss, p.mean_loss, 1e-5 * std::abs(p.mean_loss)) << "question " << q << " cand " << c;
+      if (!p.tied) {
+        EXPECT_EQ(out[q][c].greedy_match, p.greedy) << "question " << q << " cand " << c;
+      }
+    }
+  }
+}
+
+// Multiple choice: a shared prefix, then each choice; the span starts after the common prefix.
+CoreQuestion multiple_choice(Rng& r, int vocab, int64_t prefix, const std::vector<int64_t>& suffixes) {
+  CoreQuestion q;
+  const auto shared = random_tokens(r, prefix, vocab);
+  for (int64_t n : suffixes) {
+    CoreCandidate c;
+    c.tokens = shared;
+    const auto tail = random_tokens(r, n, vocab);
+    c.tokens.insert(c.tokens.end(), tail.begin(), tail.end());
+    q.candidates.push_back(std::move(c));
+  }
+  const int64_t lcp = FastScorer::shared_prefix(q);
+  for (auto& c : q.candidates) c.begin = int(std::max<int64_t>(1, std::min<int64_t>(lcp, int64_t(c.tokens.size()) - 1))), c.end = int(c.tokens.size());
+  return q;
+}
+
+// Schema: different contexts, one continuation scored after each.
+CoreQuestion schema(Rng& r, int vocab, const std::vector<int64_t>& contexts, int64_t continuation) {
+  CoreQuestion q;
+  const auto cont = random_tokens(r, continuation, vocab);
+  for (int64_t n : contexts) {
+    CoreCandidate c;
+    c.tokens = random_tokens(r, n, vocab);
+    c.tokens[0] = 0;  // BOS: the only prefix the contexts share
+    c.begin = int(n);
+    c.tokens.insert(c.tokens.end(), cont.begin(), cont.end());
+    c.end = int(c.tokens.size());
+    q.candidates.push_back(std::move(c));
+  }
+  return q;
+}
+
+// Language modelling: one candidate, the span [begin, n).
+CoreQuestion language_model(Rng& r, int vocab, int64_t n, int begin) {
+  CoreQuestion q;
+  CoreCandidate c;
+  c.tokens = random_tokens(r, n, vocab);
+  c.begin = begin, c.end = int(n);
+  q.candidates.push_back(std::move(c));
+  return q;
+}
+
+std::vector<CoreQuestion> awkward_questions(const ModelConfig& c, uint64_t seed) {
+  Rng r(seed);
+  const int V = c.vocab_size, T = c.seq_len;
+  std::vector<CoreQuestion> qs;
+  qs.push_back(multiple_choice(r, V, 20, {3, 1, 5, 2}));      // one choice of a single token
+  qs.push_back(multiple_choice(r, V, T - 1, {1, 1, 1}));      // prefix = the whole sequence but one
+  qs.push_back(multiple_choice(r, V, 12, {T - 12, 4}));       // a choice of exactly T tokens
+  qs.push_back(multiple_choice(r, V, 1, {9, 7}));             // only BOS shared
+  qs.push_back(multiple_choice(r, V, 6, {2}));                // one choice
+  qs.push_back(schema(r, V, {10, 14, 7}, 5));
+  qs.push_back(schema(r, V, {T - 3, 4}, 3));                  // a context filling the window
+  qs.push_back(language_model(r, V, T, T - 4));               // exactly T tokens
+  qs.push_back(language_model(r, V, 2, 1));                   // the shortest possible
+  qs.push_back(language_model(r, V, 17, 3));
+  // A choice that is itself the shared prefix of the others: its span lies in the prefix's rows.
+  CoreQuestion nested = multiple_choice(r, V, 8, {0, 3, 6});
+  for (auto& cand : nested.candidates) cand.begin = 5, cand.end = int(cand.tokens.size());
+  qs.push_back(std::move(nested));
+  return qs;
+}
+
+TEST(FastScorer, MatchesWholeSequenceForwardOnAwkwardShapes) {
+  for (int kvh : {2, 1, 4}) {
+    const ModelConfig c = small(kvh);
+    auto m = random_model(c, cpu_kernels(), 7 + uint64_t(kvh));
+    FastScorer s(*m);
+    SCOPED_TRACE("n_kv_head " + std::to_string(kvh));
+    expect_matches_plain(*m, s, awkward_questions(c, 3));
+  }
+}
+
+TEST(FastScorer, MatchesOnTheReferenceTable) {
+  const ModelConfig c = small();
+  auto m = random_model(c, ref_kernels(), 9);
+  FastScorer s(*m);
+  expect_matches_plain(*m, s, awkward_questions(c, 4));
+}
+
+// With batches of one context's rows, questions are split between batches (each part runs its
+// prefix again); the scores stay the same.
+TEST(FastScorer, QuestionsSplitBetweenBatches) {
+  const ModelConfig c = small();
+  auto m = random_model(c, cpu_kernels(), 11);
+  Rng r(5);
+  std::vector<CoreQuestion> qs;
+  for (int i = 0; i < 6; ++i) qs.push_back(multiple_choice(r, c.vocab_size, 14 + i, {5, 9, 2, 7}));
+  const auto batches = FastScorer::plan(qs, c.seq_len);
+  std::vector<int> parts(qs.size(), 0);
+  for (const auto& b : batches) {
+    int64_t rows = 0;
+    for (const auto& u : b) {
+      ++parts[size_t(u.question)];
+      rows += u.prefix;
+      for (int64_t ci : u.cands) rows += int64_t(qs[size_t(u.question)].candidates[size_t(ci)].tokens.size()) - u.prefix;
+    }
+    EXPECT_LE(rows, c.seq_len);
+  }
+  EXPECT_GT(*std::max_element(parts.begin(), parts.end()), 1) << "no question was split";
+  FastScorer s(*m, c.seq_len);
+  expect_matches_plain(*m, s, qs);
+}
+
+// Rows run and FLOPs: a four-choice question runs its prefix once; the head runs only on span rows.
+TEST(FastScorer, CountsTokensAndFlops) {
+  const ModelConfig c = small();
+  auto m = random_model(c, cpu_kernels(), 13);
+  Rng r(8);
+  std::vector<CoreQuestion> qs{multiple_choice(r, c.vocab_size, 24, {2, 3, 4, 5})};
+  const int64_t p = FastScorer::shared_prefix(qs[0]);
+  ASSERT_GE(p, 24);
+  FastScorer s(*m);
+  std::vector<std::vector<CandidateScore>> out;
+  s.score(qs, out);
+  int64_t whole = 0, rows = p;
+  for (const auto& cand : qs[0].candidates) whole += int64_t(cand.tokens.size()), rows += int64_t(cand.tokens.size()) - p;
+  const ScorerStats st = s.stats();
+  EXPECT_EQ(st.tokens_run, rows);
+  const double lin = SegmentForward::linear_flops_per_row(c), att = SegmentForward::attention_flops_per_pair(c),
+               head = 2.0 * c.d_model * c.vocab_size;
+  double plain = 0;
+  for (const auto& cand : qs[0].candidates) {
+    const double n = double(cand.tokens.size());
+    plain += n * (lin + head) + n * (n + 1) / 2 * att;
+  }
+  EXPECT_DOUBLE_EQ(st.flops_plain, plain);
+  EXPECT_LT(st.flops_run, plain);
+  EXPECT_GT(st.flops_run, double(rows) * lin);  // at least the linear layers of every row run
+  s.score(qs, out);                              // stats accumulate over calls
+  EXPECT_EQ(s.stats().tokens_run, 2 * rows);
+}
+
+TEST(FastScorer, RefusesCandidatesItCannotScore) {
+  const ModelConfig c = small();
+  auto m = random_model(c, cpu_kernels(), 15);
+  FastScorer s(*m);
+  std::vector<std::vector<CandidateScore>> out;
+  auto one = [](std::vector<int32_t> tokens, int begin, int end) {
+    return std::vector<CoreQuestion>{CoreQuestion{{CoreCandidate{std::move(tokens), begin, end}}}};
+  };
+  EXPECT_THROW(s.score(one({1, 2, 3}, 0, 3), out), Error);                         // begin 0: no logits before
+  EXPECT_THROW(s.score(one({1, 2, 3}, 2, 2), out), Error);                         // empty span
+  EXPECT_THROW(s.score(one({1, 2, 3}, 1, 4), out), Error);                         // past the end
+  EXPECT_THROW(s.score(one({1, 99, 3}, 1, 3), out), Error);                        // outside the vocabulary
+  EXPECT_THROW(s.score(one(std::vector<int32_t>(33, 1), 1, 33), out), Error);      // longer than the context
+  EXPECT_THROW(s.score({CoreQuestion{}}, out), Error);                             // no candidates
+  EXPECT_NO_THROW(s.score(one({1, 2, 3}, 1, 3), out));
+}
+
+}  // namespace
+}  // namespace nt
