@@ -97,7 +97,9 @@ CoreQuestion multiple_choice(Rng& r, int vocab, int64_t prefix, const std::vecto
     q.candidates.push_back(std::move(c));
   }
   const int64_t lcp = FastScorer::shared_prefix(q);
-  for (auto& c : q.candidates) c.begin = int(std::max<int64_t>(1, std::min<int64_t>(lcp, int64_t(c.tokens.size()) - 1))), c.end = int(c.tokens.size());
+  for (auto& c : q.candidates)
+    c.begin = int(std::max<int64_t>(1, std::min<int64_t>(lcp, int64_t(c.tokens.size()) - 1))),
+    c.end = int(c.tokens.size());
   return q;
 }
 
@@ -131,15 +133,15 @@ std::vector<CoreQuestion> awkward_questions(const ModelConfig& c, uint64_t seed)
   Rng r(seed);
   const int V = c.vocab_size, T = c.seq_len;
   std::vector<CoreQuestion> qs;
-  qs.push_back(multiple_choice(r, V, 20, {3, 1, 5, 2}));      // one choice of a single token
-  qs.push_back(multiple_choice(r, V, T - 1, {1, 1, 1}));      // prefix = the whole sequence but one
-  qs.push_back(multiple_choice(r, V, 12, {T - 12, 4}));       // a choice of exactly T tokens
-  qs.push_back(multiple_choice(r, V, 1, {9, 7}));             // only BOS shared
-  qs.push_back(multiple_choice(r, V, 6, {2}));                // one choice
+  qs.push_back(multiple_choice(r, V, 20, {3, 1, 5, 2}));  // one choice of a single token
+  qs.push_back(multiple_choice(r, V, T - 1, {1, 1, 1}));  // prefix = the whole sequence but one
+  qs.push_back(multiple_choice(r, V, 12, {T - 12, 4}));   // a choice of exactly T tokens
+  qs.push_back(multiple_choice(r, V, 1, {9, 7}));         // only BOS shared
+  qs.push_back(multiple_choice(r, V, 6, {2}));            // one choice
   qs.push_back(schema(r, V, {10, 14, 7}, 5));
-  qs.push_back(schema(r, V, {T - 3, 4}, 3));                  // a context filling the window
-  qs.push_back(language_model(r, V, T, T - 4));               // exactly T tokens
-  qs.push_back(language_model(r, V, 2, 1));                   // the shortest possible
+  qs.push_back(schema(r, V, {T - 3, 4}, 3));     // a context filling the window
+  qs.push_back(language_model(r, V, T, T - 4));  // exactly T tokens
+  qs.push_back(language_model(r, V, 2, 1));      // the shortest possible
   qs.push_back(language_model(r, V, 17, 3));
   // A choice that is itself the shared prefix of the others: its span lies in the prefix's rows.
   CoreQuestion nested = multiple_choice(r, V, 8, {0, 3, 6});
@@ -180,7 +182,8 @@ TEST(FastScorer, QuestionsSplitBetweenBatches) {
     for (const auto& u : b) {
       ++parts[size_t(u.question)];
       rows += u.prefix;
-      for (int64_t ci : u.cands) rows += int64_t(qs[size_t(u.question)].candidates[size_t(ci)].tokens.size()) - u.prefix;
+      for (int64_t ci : u.cands)
+        rows += int64_t(qs[size_t(u.question)].candidates[size_t(ci)].tokens.size()) - u.prefix;
     }
     EXPECT_LE(rows, c.seq_len);
   }
@@ -200,8 +203,8 @@ TEST(FastScorer, CountsTokensAndFlops) {
   FastScorer s(*m);
   std::vector<std::vector<CandidateScore>> out;
   s.score(qs, out);
-  int64_t whole = 0, rows = p;
-  for (const auto& cand : qs[0].candidates) whole += int64_t(cand.tokens.size()), rows += int64_t(cand.tokens.size()) - p;
+  int64_t rows = p;
+  for (const auto& cand : qs[0].candidates) rows += int64_t(cand.tokens.size()) - p;
   const ScorerStats st = s.stats();
   EXPECT_EQ(st.tokens_run, rows);
   const double lin = SegmentForward::linear_flops_per_row(c), att = SegmentForward::attention_flops_per_pair(c),
@@ -214,8 +217,52 @@ TEST(FastScorer, CountsTokensAndFlops) {
   EXPECT_DOUBLE_EQ(st.flops_plain, plain);
   EXPECT_LT(st.flops_run, plain);
   EXPECT_GT(st.flops_run, double(rows) * lin);  // at least the linear layers of every row run
-  s.score(qs, out);                              // stats accumulate over calls
+  s.score(qs, out);                             // stats accumulate over calls
   EXPECT_EQ(s.stats().tokens_run, 2 * rows);
+}
+
+// A continuation the model itself decodes greedily matches; one token changed does not.
+TEST(FastScorer, GreedyMatchOnTheModelsOwnContinuation) {
+  const ModelConfig c = small();
+  auto m = random_model(c, cpu_kernels(), 17);
+  Rng r(2);
+  CoreCandidate cand{random_tokens(r, 10, c.vocab_size), 10, 18};
+  std::vector<float> logits(size_t(c.seq_len) * size_t(c.vocab_size));
+  while (cand.tokens.size() < 18) {
+    const int n = int(cand.tokens.size());
+    m->forward_logits(cand.tokens.data(), 1, n, logits.data());
+    const float* z = logits.data() + size_t(n - 1) * size_t(c.vocab_size);
+    cand.tokens.push_back(int32_t(std::max_element(z, z + c.vocab_size) - z));
+  }
+  ASSERT_FALSE(plain_score(*m, cand).tied);
+  CoreCandidate wrong = cand;
+  wrong.tokens[15] = (wrong.tokens[15] + 1) % c.vocab_size;
+  // As two candidates of one question too: their shared prefix ends inside the span.
+  std::vector<CoreQuestion> qs{CoreQuestion{{cand}}, CoreQuestion{{wrong}}, CoreQuestion{{cand, wrong}}};
+  FastScorer s(*m);
+  std::vector<std::vector<CandidateScore>> out;
+  s.score(qs, out);
+  EXPECT_TRUE(out[0][0].greedy_match);
+  EXPECT_FALSE(out[1][0].greedy_match);
+  EXPECT_TRUE(out[2][0].greedy_match);
+  EXPECT_FALSE(out[2][1].greedy_match);
+  expect_matches_plain(*m, s, qs);
+}
+
+// With the standard init's zero head every logit ties: the argmax is the lowest index (token 0),
+// as torch.argmax, and the loss is log V.
+TEST(FastScorer, ArgmaxTiesGoToTheLowestIndex) {
+  const ModelConfig c = small();
+  Gpt m(c, cpu_kernels(), 1, c.seq_len);
+  init_params(m.params(), 19);
+  FastScorer s(m);
+  std::vector<CoreQuestion> qs{CoreQuestion{{CoreCandidate{{3, 4, 0, 0, 0}, 2, 5}}},
+                               CoreQuestion{{CoreCandidate{{3, 4, 0, 1, 0}, 2, 5}}}};
+  std::vector<std::vector<CandidateScore>> out;
+  s.score(qs, out);
+  EXPECT_TRUE(out[0][0].greedy_match);
+  EXPECT_FALSE(out[1][0].greedy_match);
+  EXPECT_NEAR(out[0][0].mean_loss, std::log(double(c.vocab_size)), 1e-6);
 }
 
 TEST(FastScorer, RefusesCandidatesItCannotScore) {
@@ -226,12 +273,12 @@ TEST(FastScorer, RefusesCandidatesItCannotScore) {
   auto one = [](std::vector<int32_t> tokens, int begin, int end) {
     return std::vector<CoreQuestion>{CoreQuestion{{CoreCandidate{std::move(tokens), begin, end}}}};
   };
-  EXPECT_THROW(s.score(one({1, 2, 3}, 0, 3), out), Error);                         // begin 0: no logits before
-  EXPECT_THROW(s.score(one({1, 2, 3}, 2, 2), out), Error);                         // empty span
-  EXPECT_THROW(s.score(one({1, 2, 3}, 1, 4), out), Error);                         // past the end
-  EXPECT_THROW(s.score(one({1, 99, 3}, 1, 3), out), Error);                        // outside the vocabulary
-  EXPECT_THROW(s.score(one(std::vector<int32_t>(33, 1), 1, 33), out), Error);      // longer than the context
-  EXPECT_THROW(s.score({CoreQuestion{}}, out), Error);                             // no candidates
+  EXPECT_THROW(s.score(one({1, 2, 3}, 0, 3), out), Error);                     // begin 0: no logits before
+  EXPECT_THROW(s.score(one({1, 2, 3}, 2, 2), out), Error);                     // empty span
+  EXPECT_THROW(s.score(one({1, 2, 3}, 1, 4), out), Error);                     // past the end
+  EXPECT_THROW(s.score(one({1, 99, 3}, 1, 3), out), Error);                    // outside the vocabulary
+  EXPECT_THROW(s.score(one(std::vector<int32_t>(33, 1), 1, 33), out), Error);  // longer than the context
+  EXPECT_THROW(s.score({CoreQuestion{}}, out), Error);                         // no candidates
   EXPECT_NO_THROW(s.score(one({1, 2, 3}, 1, 3), out));
 }
 

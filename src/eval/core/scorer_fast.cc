@@ -21,8 +21,8 @@ void validate(const std::vector<CoreQuestion>& qs, const ModelConfig& c) {
         fail("CORE scorer: question %zu, candidate %zu: %lld tokens, outside the model's context 1..%d", qi, ci,
              static_cast<long long>(n), c.seq_len);
       if (cand.begin < 1 || cand.begin >= cand.end || cand.end > n)
-        fail("CORE scorer: question %zu, candidate %zu: span [%d, %d) is empty or outside 1..%lld", qi, ci,
-             cand.begin, cand.end, static_cast<long long>(n));
+        fail("CORE scorer: question %zu, candidate %zu: span [%d, %d) is empty or outside 1..%lld", qi, ci, cand.begin,
+             cand.end, static_cast<long long>(n));
       for (int32_t t : cand.tokens)
         if (t < 0 || t >= c.vocab_size)
           fail("CORE scorer: question %zu, candidate %zu: token %d outside the vocabulary (%d)", qi, ci, t,
@@ -94,7 +94,8 @@ void FastScorer::score(const std::vector<CoreQuestion>& qs, std::vector<std::vec
   std::vector<int64_t> slot_base(qs.size() + 1, 0);
   for (size_t q = 0; q < qs.size(); ++q) {
     slot_base[q + 1] = slot_base[q] + int64_t(qs[q].candidates.size());
-    for (const CoreCandidate& cand : qs[q].candidates) stats_.flops_plain += plain_flops(c, int64_t(cand.tokens.size()));
+    for (const CoreCandidate& cand : qs[q].candidates)
+      stats_.flops_plain += plain_flops(c, int64_t(cand.tokens.size()));
   }
   loss_sum_.assign(size_t(slot_base.back()), 0.0);
   greedy_.assign(size_t(slot_base.back()), 1);

@@ -64,8 +64,8 @@ class FastScorer : public CoreScorer {
   int64_t max_rows_;
   std::unique_ptr<SegmentForward> fwd_;
   ScorerStats stats_;
-  std::vector<double> loss_sum_;   // per output slot (question, candidate), this score() call
-  std::vector<uint8_t> greedy_;    // per output slot: every span position's argmax matched
+  std::vector<double> loss_sum_;    // per output slot (question, candidate), this score() call
+  std::vector<uint8_t> greedy_;     // per output slot: every span position's argmax matched
   Buffer<float> head_in_, logits_;  // (chunk, C), (chunk, V)
   std::vector<double> row_lse_;
   std::vector<int32_t> row_argmax_;

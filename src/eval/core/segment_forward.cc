@@ -88,14 +88,17 @@ const float* SegmentForward::run(const int32_t* tokens, const std::vector<Segmen
 // Softmax attention of one query row over keys: its parent's rows, then its own segment's rows up
 // to itself. Scores and sums in fp32, as the training kernels.
 void SegmentForward::attention(const std::vector<Segment>& segments) {
-  const int64_t H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D,
-                group = H / KVH, T = cfg_.seq_len;
+  const int64_t H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D, group = H / KVH,
+                T = cfg_.seq_len;
   const float scale = 1.0f / std::sqrt(float(D));
-  if (scores_.size() < size_t(omp_get_max_threads()) * size_t(T)) scores_.resize(size_t(omp_get_max_threads()) * size_t(T));
+  if (scores_.size() < size_t(omp_get_max_threads()) * size_t(T))
+    scores_.resize(size_t(omp_get_max_threads()) * size_t(T));
   // Tasks are (segment, head); the costliest first, so that long prefixes do not finish last.
   std::vector<int64_t> order(segments.size());
   std::iota(order.begin(), order.end(), 0);
-  auto cost = [&](int64_t s) { return segments[size_t(s)].len * (segments[size_t(s)].parent_len + segments[size_t(s)].len); };
+  auto cost = [&](int64_t s) {
+    return segments[size_t(s)].len * (segments[size_t(s)].parent_len + segments[size_t(s)].len);
+  };
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return cost(a) > cost(b); });
   const int64_t tasks = int64_t(order.size()) * H;
   const float *q = q_.data(), *k = k_buf_.data(), *v = v_.data();
