@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "core/check.h"
 
@@ -23,7 +22,7 @@ SegmentForward::SegmentForward(const ModelConfig& cfg, const ModelTensors& weigh
   if (!k_.matmul_relu2) act_.resize(N * F);
   rstd_.resize(N), rstd_h_.resize(N * size_t(cfg.n_head));
   row_cos_.resize(N * size_t(cfg.head_dim / 2)), row_sin_.resize(N * size_t(cfg.head_dim / 2));
-  scores_.resize(size_t(omp_get_max_threads()) * size_t(cfg.seq_len));
+  lse_.resize(N * size_t(cfg.n_head));
 }
 
 double SegmentForward::linear_flops_per_row(const ModelConfig& c) {
@@ -85,56 +84,95 @@ const float* SegmentForward::run(const int32_t* tokens, const std::vector<Segmen
   return ln_.data();
 }
 
-// Softmax attention of one query row over keys: its parent's rows, then its own segment's rows up
-// to itself. Scores and sums in fp32, as the training kernels.
+namespace {
+
+// Query rows attended together: each key and value row is loaded once for all of them.
+constexpr int64_t kQueryBlock = 8;
+
+// The rows of one segment's keys and values, for one kv head: its parent's rows, then its own.
+struct KeyRows {
+  const float *k, *v;
+  int64_t ld, parent_row, parent_len, row;
+  const float* key(int64_t j) const { return k + (j < parent_len ? parent_row + j : row + j - parent_len) * ld; }
+  const float* value(int64_t j) const { return v + (j < parent_len ? parent_row + j : row + j - parent_len) * ld; }
+};
+
+// Causal softmax attention of nb (<= kQueryBlock) consecutive query rows, q rows ldq apart; row b
+// sees keys 0 .. first_ctx + b - 1. sc: kQueryBlock rows of stride T; acc: kQueryBlock * D.
+void attend_block(float* out, int64_t ldo, const float* q, int64_t ldq, int64_t nb, const KeyRows& kv,
+                  int64_t first_ctx, int64_t D, int64_t T, float scale, float* sc, float* acc) {
+  const int64_t last_ctx = first_ctx + nb - 1;
+  for (int64_t j = 0; j < last_ctx; ++j) {
+    const float* kj = kv.key(j);
+    for (int64_t b = std::max<int64_t>(0, j - first_ctx + 1); b < nb; ++b) {
+      const float* qb = q + b * ldq;
+      float dot = 0;
+#pragma omp simd reduction(+ : dot)
+      for (int64_t e = 0; e < D; ++e) dot += qb[e] * kj[e];
+      sc[b * T + j] = dot * scale;
+    }
+  }
+  float inv[kQueryBlock];
+  for (int64_t b = 0; b < nb; ++b) {
+    float* s = sc + b * T;
+    const int64_t ctx = first_ctx + b;
+    float mx = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < ctx; ++j) mx = std::max(mx, s[j]);
+    for (int64_t j = 0; j < ctx; ++j) sum += s[j] = std::exp(s[j] - mx);
+    inv[b] = 1.0f / sum;
+  }
+  std::fill(acc, acc + nb * D, 0.0f);
+  for (int64_t j = 0; j < last_ctx; ++j) {
+    const float* vj = kv.value(j);
+    for (int64_t b = std::max<int64_t>(0, j - first_ctx + 1); b < nb; ++b) {
+      const float p = sc[b * T + j];
+      float* a = acc + b * D;
+#pragma omp simd
+      for (int64_t e = 0; e < D; ++e) a[e] += p * vj[e];
+    }
+  }
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t e = 0; e < D; ++e) out[b * ldo + e] = acc[b * D + e] * inv[b];
+}
+
+}  // namespace
+
+// A segment without a parent is one causal sequence: the training kernel runs it. A continuation
+// attends to its parent's rows and then its own, in blocks of query rows here. Scores and sums
+// in fp32, as the training kernels.
 void SegmentForward::attention(const std::vector<Segment>& segments) {
   const int64_t H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D, group = H / KVH,
                 T = cfg_.seq_len;
   const float scale = 1.0f / std::sqrt(float(D));
-  if (scores_.size() < size_t(omp_get_max_threads()) * size_t(T))
-    scores_.resize(size_t(omp_get_max_threads()) * size_t(T));
-  // Tasks are (segment, head); the costliest first, so that long prefixes do not finish last.
-  std::vector<int64_t> order(segments.size());
-  std::iota(order.begin(), order.end(), 0);
-  auto cost = [&](int64_t s) {
-    return segments[size_t(s)].len * (segments[size_t(s)].parent_len + segments[size_t(s)].len);
+  const size_t per_thread = size_t(kQueryBlock * (T + D));
+  if (scratch_.size() < size_t(omp_get_max_threads()) * per_thread)
+    scratch_.resize(size_t(omp_get_max_threads()) * per_thread);
+  std::vector<int64_t> children;
+  for (int64_t i = 0; i < int64_t(segments.size()); ++i) {
+    const Segment& s = segments[size_t(i)];
+    if (s.parent_len > 0) {
+      children.push_back(i);
+      continue;
+    }
+    k_.attention_fwd(att_.data() + s.row * HD, lse_.data(), q_.data() + s.row * HD, k_buf_.data() + s.row * KD,
+                     v_.data() + s.row * KD, 1, s.len, H, KVH, D);
+  }
+  // Tasks are (continuation, head); the costliest first, so that long ones do not finish last.
+  auto cost = [&](int64_t i) {
+    return segments[size_t(i)].len * (segments[size_t(i)].parent_len + segments[size_t(i)].len);
   };
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return cost(a) > cost(b); });
-  const int64_t tasks = int64_t(order.size()) * H;
-  const float *q = q_.data(), *k = k_buf_.data(), *v = v_.data();
-  float* out = att_.data();
+  std::stable_sort(children.begin(), children.end(), [&](int64_t a, int64_t b) { return cost(a) > cost(b); });
+  const int64_t tasks = int64_t(children.size()) * H;
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t task = 0; task < tasks; ++task) {
-    const Segment& s = segments[size_t(order[size_t(task / H)])];
+    const Segment& s = segments[size_t(children[size_t(task / H)])];
     const int64_t h = task % H, g = h / group;
-    float* sc = scores_.data() + int64_t(omp_get_thread_num()) * T;
-    for (int64_t i = 0; i < s.len; ++i) {
-      const float* qi = q + (s.row + i) * HD + h * D;
-      const int64_t ctx = s.parent_len + i + 1;
-      float mx = -INFINITY;
-      for (int64_t j = 0; j < ctx; ++j) {
-        const int64_t r = j < s.parent_len ? s.parent_row + j : s.row + (j - s.parent_len);
-        const float* kj = k + r * KD + g * D;
-        float dot = 0;
-#pragma omp simd reduction(+ : dot)
-        for (int64_t e = 0; e < D; ++e) dot += qi[e] * kj[e];
-        sc[j] = dot * scale;
-        mx = std::max(mx, sc[j]);
-      }
-      float sum = 0;
-      for (int64_t j = 0; j < ctx; ++j) sum += sc[j] = std::exp(sc[j] - mx);
-      float* o = out + (s.row + i) * HD + h * D;
-      std::fill(o, o + D, 0.0f);
-      for (int64_t j = 0; j < ctx; ++j) {
-        const int64_t r = j < s.parent_len ? s.parent_row + j : s.row + (j - s.parent_len);
-        const float* vj = v + r * KD + g * D;
-        const float p = sc[j];
-#pragma omp simd
-        for (int64_t e = 0; e < D; ++e) o[e] += p * vj[e];
-      }
-      const float inv = 1.0f / sum;
-#pragma omp simd
-      for (int64_t e = 0; e < D; ++e) o[e] *= inv;
+    float* sc = scratch_.data() + size_t(omp_get_thread_num()) * per_thread;
+    const KeyRows kv{k_buf_.data() + g * D, v_.data() + g * D, KD, s.parent_row, s.parent_len, s.row};
+    for (int64_t i0 = 0; i0 < s.len; i0 += kQueryBlock) {
+      const int64_t r = s.row + i0;
+      attend_block(att_.data() + r * HD + h * D, HD, q_.data() + r * HD + h * D, HD, std::min(kQueryBlock, s.len - i0),
+                   kv, s.parent_len + i0 + 1, D, T, scale, sc, sc + kQueryBlock * T);
     }
   }
 }
