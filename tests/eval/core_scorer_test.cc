@@ -265,6 +265,44 @@ TEST(FastScorer, ArgmaxTiesGoToTheLowestIndex) {
   EXPECT_NEAR(out[0][0].mean_loss, std::log(double(c.vocab_size)), 1e-6);
 }
 
+// The cap can merge different raw logits: head rows 3 and 7 along one direction, 7's twice as
+// long, both cap to exactly 15 where the activation points that way (rows 11 and 13 the same along
+// the opposite direction). The greedy choice is then 3 (the first of the capped maxima), not 7
+// (the raw maximum).
+TEST(FastScorer, TiesMadeByTheCapGoToTheLowestIndex) {
+  const ModelConfig c = small();
+  const int64_t C = c.d_model, V = c.vocab_size;
+  auto m = random_model(c, cpu_kernels(), 23);
+  float* head = m->params().views().lm_head;
+  Rng r(4);
+  std::fill_n(head, V * C, 0.0f);
+  for (int64_t j = 0; j < C; ++j) {
+    const float u = float(r.normal());
+    head[3 * C + j] = 1000 * u, head[7 * C + j] = 2000 * u;
+    head[11 * C + j] = -1000 * u, head[13 * C + j] = -2000 * u;
+  }
+  // The model's own greedy continuation, decoded with the plain forward.
+  CoreCandidate cand{{0}, 1, 24};
+  std::vector<float> logits(size_t(c.seq_len * V));
+  int merged = -1;  // a position where 3 and 7 (or 11 and 13) tie at the top
+  while (cand.tokens.size() < 24) {
+    const int n = int(cand.tokens.size());
+    m->forward_logits(cand.tokens.data(), 1, n, logits.data());
+    const float* z = logits.data() + (n - 1) * V;
+    const int32_t best = int32_t(std::max_element(z, z + V) - z);
+    if ((best == 3 && z[7] == z[3]) || (best == 11 && z[13] == z[11])) merged = n;
+    cand.tokens.push_back(best);
+  }
+  ASSERT_GE(merged, 0) << "no tie made by the cap";
+  CoreCandidate raw = cand;
+  raw.tokens[size_t(merged)] = raw.tokens[size_t(merged)] == 3 ? 7 : 13;
+  FastScorer s(*m);
+  std::vector<std::vector<CandidateScore>> out;
+  s.score({CoreQuestion{{cand}}, CoreQuestion{{raw}}}, out);
+  EXPECT_TRUE(out[0][0].greedy_match);
+  EXPECT_FALSE(out[1][0].greedy_match);
+}
+
 TEST(FastScorer, RefusesCandidatesItCannotScore) {
   const ModelConfig c = small();
   auto m = random_model(c, cpu_kernels(), 15);

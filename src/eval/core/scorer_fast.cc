@@ -148,54 +148,59 @@ void FastScorer::run_batch(const std::vector<CoreQuestion>& qs, const std::vecto
   const int64_t rows = int64_t(tokens.size());
   const float* lnf = fwd_->run(tokens.data(), segments, rows);
   head(lnf, needs);
-  std::vector<int64_t> head_rows(needs.size());
-  for (size_t i = 0; i < needs.size(); ++i) head_rows[i] = needs[i].row;
-  const int64_t distinct = int64_t(std::unique(head_rows.begin(), head_rows.end()) - head_rows.begin());
   stats_.tokens_run += rows;
   stats_.flops_run += double(rows) * SegmentForward::linear_flops_per_row(c) +
                       pairs * SegmentForward::attention_flops_per_pair(c) +
-                      double(distinct) * 2.0 * c.d_model * c.vocab_size;
+                      double(needs.size()) * 2.0 * c.d_model * c.vocab_size;
 }
 
-// The head over the distinct rows that needs read, in chunks: soft-capped logits, their
-// log-sum-exp and first argmax per row, then each need's cross-entropy and greedy check. Sorts needs by row.
-void FastScorer::head(const float* lnf, std::vector<Need>& needs) {
+namespace {
+
+// The first index of the largest soft-capped logit (as torch.argmax after the cap) of a row of raw
+// logits: the cap can merge the largest raw values into one, so those that may tie are capped
+// and compared, the lowest index winning.
+int64_t first_capped_argmax(const float* l, int64_t V, float cap) {
+  float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+  for (int64_t j = 0; j < V; ++j) mx = std::max(mx, l[j]);
+  auto capped = [cap](float x) { return cap * std::tanh(x / cap); };
+  const float top = capped(mx);
+  // Every raw value at or below lo caps strictly below top (the cap is monotone).
+  float delta = 1e-3f * std::max(1.0f, std::abs(mx)), lo = mx - delta;
+  while (std::isfinite(lo) && capped(lo) == top) delta *= 2, lo = mx - delta;
+  for (int64_t j = 0; j < V; ++j)
+    if (l[j] > lo && capped(l[j]) == top) return j;
+  return 0;  // (a row with a NaN)
+}
+
+}  // namespace
+
+// The head on each span position's row, in chunks: the kernels' soft-capped cross-entropy of its
+// target, and whether the target is the greedy choice. (A row several candidates read, the last
+// of a shared prefix, runs once for each: a few rows per question.)
+void FastScorer::head(const float* lnf, const std::vector<Need>& needs) {
   const ModelConfig& c = model_.config();
   const int64_t C = c.d_model, V = c.vocab_size, chunk = head_chunk_rows(V);
   const float cap = float(c.softcap);
   const KernelTable& k = model_.kernels();
   const float* lm_head = model_.params().views().lm_head;
-  std::stable_sort(needs.begin(), needs.end(), [](const Need& a, const Need& b) { return a.row < b.row; });
-  std::vector<int64_t> rows;
-  for (const Need& n : needs)
-    if (rows.empty() || rows.back() != n.row) rows.push_back(n.row);
-  row_lse_.resize(size_t(chunk)), row_argmax_.resize(size_t(chunk));
-  size_t next = 0;  // the first need not yet scored
-  for (int64_t r0 = 0; r0 < int64_t(rows.size()); r0 += chunk) {
-    const int64_t m = std::min<int64_t>(chunk, int64_t(rows.size()) - r0);
-    for (int64_t i = 0; i < m; ++i) std::copy_n(lnf + rows[size_t(r0 + i)] * C, C, head_in_.data() + i * C);
+  targets_.resize(size_t(chunk)), losses_.resize(size_t(chunk)), argmax_.resize(size_t(chunk));
+  for (int64_t r0 = 0; r0 < int64_t(needs.size()); r0 += chunk) {
+    const int64_t m = std::min<int64_t>(chunk, int64_t(needs.size()) - r0);
+    for (int64_t i = 0; i < m; ++i) {
+      std::copy_n(lnf + needs[size_t(r0 + i)].row * C, C, head_in_.data() + i * C);
+      targets_[size_t(i)] = needs[size_t(r0 + i)].target;
+    }
     k.matmul(logits_.data(), head_in_.data(), lm_head, m, V, C, false, true, 0.0f);
 #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; ++i) argmax_[size_t(i)] = first_capped_argmax(logits_.data() + i * V, V, cap);
+    k.softcap_xent(logits_.data(), losses_.data(), targets_.data(), m, V, cap, 0.0f);
     for (int64_t i = 0; i < m; ++i) {
-      float* z = logits_.data() + i * V;
-      int64_t best = 0;
-      for (int64_t j = 0; j < V; ++j) {
-        z[j] = cap * std::tanh(z[j] / cap);
-        if (z[j] > z[best]) best = j;  // strict: ties keep the lowest index
-      }
-      double sum = 0;
-      for (int64_t j = 0; j < V; ++j) sum += std::exp(double(z[j]) - double(z[best]));
-      row_lse_[size_t(i)] = double(z[best]) + std::log(sum);
-      row_argmax_[size_t(i)] = int32_t(best);
+      const Need& n = needs[size_t(r0 + i)];
+      loss_sum_[size_t(n.slot)] += double(losses_[size_t(i)]);
+      if (argmax_[size_t(i)] != n.target) greedy_[size_t(n.slot)] = 0;
     }
-    for (int64_t i = 0; i < m; ++i)
-      for (; next < needs.size() && needs[next].row == rows[size_t(r0 + i)]; ++next) {
-        const Need& n = needs[next];
-        loss_sum_[size_t(n.slot)] += row_lse_[size_t(i)] - double(logits_[size_t(i * V + n.target)]);
-        if (row_argmax_[size_t(i)] != n.target) greedy_[size_t(n.slot)] = 0;
-      }
   }
-  NT_CHECK(next == needs.size(), "span positions left unscored");
 }
 
 }  // namespace nt

@@ -58,7 +58,7 @@ class FastScorer : public CoreScorer {
   };
   void run_batch(const std::vector<CoreQuestion>& qs, const std::vector<Unit>& units,
                  const std::vector<int64_t>& slot_base);
-  void head(const float* lnf, std::vector<Need>& needs);
+  void head(const float* lnf, const std::vector<Need>& needs);
 
   Gpt& model_;
   int64_t max_rows_;
@@ -67,8 +67,9 @@ class FastScorer : public CoreScorer {
   std::vector<double> loss_sum_;    // per output slot (question, candidate), this score() call
   std::vector<uint8_t> greedy_;     // per output slot: every span position's argmax matched
   Buffer<float> head_in_, logits_;  // (chunk, C), (chunk, V)
-  std::vector<double> row_lse_;
-  std::vector<int32_t> row_argmax_;
+  std::vector<int32_t> targets_;    // per head row of a chunk
+  std::vector<float> losses_;
+  std::vector<int64_t> argmax_;
 };
 
 }  // namespace nt
