@@ -31,6 +31,10 @@ void validate(const std::vector<CoreQuestion>& qs, const ModelConfig& c) {
   }
 }
 
+// Rows of logits at once: the training head's chunk, at most kHeadChunkRows (a few span rows per
+// question; the chunk's logits are the scorer's largest buffer).
+int64_t head_rows(int64_t vocab) { return std::min(kHeadChunkRows, head_chunk_rows(vocab)); }
+
 // FLOPs of a whole-sequence forward of n tokens with the head on every row.
 double plain_flops(const ModelConfig& c, int64_t n) {
   return double(n) * (SegmentForward::linear_flops_per_row(c) + 2.0 * c.d_model * c.vocab_size) +
@@ -44,7 +48,7 @@ FastScorer::FastScorer(Gpt& model, int64_t max_rows)
   const ModelConfig& c = model.config();
   fwd_ = std::make_unique<SegmentForward>(c, model.params().views(), model.kernels(), model.rope_cos(),
                                           model.rope_sin(), max_rows_);
-  const int64_t chunk = head_chunk_rows(c.vocab_size);
+  const int64_t chunk = head_rows(c.vocab_size);
   head_in_.resize(size_t(chunk * c.d_model));
   logits_.resize(size_t(chunk * c.vocab_size));
 }
@@ -180,7 +184,7 @@ int64_t first_capped_argmax(const float* l, int64_t V, float cap) {
 // of a shared prefix, runs once for each: a few rows per question.)
 void FastScorer::head(const float* lnf, const std::vector<Need>& needs) {
   const ModelConfig& c = model_.config();
-  const int64_t C = c.d_model, V = c.vocab_size, chunk = head_chunk_rows(V);
+  const int64_t C = c.d_model, V = c.vocab_size, chunk = head_rows(V);
   const float cap = float(c.softcap);
   const KernelTable& k = model_.kernels();
   const float* lm_head = model_.params().views().lm_head;

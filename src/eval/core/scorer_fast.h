@@ -28,7 +28,7 @@ class FastScorer : public CoreScorer {
  public:
   // model: its configuration, weights, kernel table and rotary tables are read at each score()
   // (it must outlive the scorer). max_rows: the rows (tokens) of one batch, raised to the model's
-  // seq_len if smaller; the memory held grows with it (about rows * (6 C + 4 C) floats).
+  // seq_len if smaller; the memory held grows with it (at most rows * 14 C floats).
   explicit FastScorer(Gpt& model, int64_t max_rows = 4096);
 
   // Throws nt::Error naming the question and candidate for a candidate the model cannot score
