@@ -318,6 +318,29 @@ TEST(FastScorer, TiesMadeByTheCapGoToTheLowestIndex) {
   EXPECT_FALSE(out[1][0].greedy_match);
 }
 
+// The sampler's cached runs: a sequence fed in pieces (several rows after a cache, one row, a
+// piece longer than a query block) gives the activations of one whole-sequence run.
+TEST(SegmentForward, CachedPiecesEqualOneRun) {
+  const ModelConfig c = small();
+  auto m = random_model(c, cpu_kernels(), 31);
+  Rng r(9);
+  const auto tokens = random_tokens(r, c.seq_len, c.vocab_size);
+  SegmentForward whole(c, m->params().views(), m->kernels(), m->rope_cos(), m->rope_sin(), c.seq_len);
+  const float* ref = whole.run(tokens.data(), {Segment{0, c.seq_len, 0, 0}}, c.seq_len);
+  const std::vector<double> expected(ref, ref + c.seq_len * c.d_model);
+  SegmentForward pieces(c, m->params().views(), m->kernels(), m->rope_cos(), m->rope_sin(), 12);
+  KvCache cache;
+  pieces.init_cache(cache);
+  int64_t at = 0;
+  for (int64_t n : {5, 1, 12, 3, 11}) {
+    const float* got = pieces.run_cached(tokens.data() + at, n, cache);
+    for (int64_t i = 0; i < n * c.d_model; ++i)
+      ASSERT_NEAR(got[i], expected[size_t(at * c.d_model + i)], 1e-4) << "row " << at + i / c.d_model;
+    at += n;
+  }
+  EXPECT_EQ(cache.len, c.seq_len);
+}
+
 TEST(FastScorer, RefusesCandidatesItCannotScore) {
   const ModelConfig c = small();
   auto m = random_model(c, cpu_kernels(), 15);

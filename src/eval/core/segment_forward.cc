@@ -38,9 +38,7 @@ double SegmentForward::attention_flops_per_pair(const ModelConfig& c) {
 const float* SegmentForward::run(const int32_t* tokens, const std::vector<Segment>& segments, int64_t rows) {
   NT_CHECK(rows > 0 && rows <= max_rows_, "batch of %lld rows outside (0, %lld]", static_cast<long long>(rows),
            static_cast<long long>(max_rows_));
-  const int64_t C = cfg_.d_model, H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D,
-                F = cfg_.mlp_dim(), half = D / 2;
-  const float eps = float(cfg_.norm_eps);
+  const int64_t half = cfg_.head_dim / 2;
   // Each row's rotary angles, gathered from its position, so that one call rotates the batch.
   int64_t covered = 0;
   for (const Segment& s : segments) {
@@ -55,6 +53,34 @@ const float* SegmentForward::run(const int32_t* tokens, const std::vector<Segmen
   }
   NT_CHECK(covered == rows, "segments cover %lld of %lld rows", static_cast<long long>(covered),
            static_cast<long long>(rows));
+  return blocks(tokens, rows, segments, nullptr);
+}
+
+void SegmentForward::init_cache(KvCache& cache) const {
+  const size_t n = size_t(cfg_.depth) * size_t(cfg_.seq_len) * size_t(cfg_.n_kv_head) * size_t(cfg_.head_dim);
+  cache.k.resize(n), cache.v.resize(n);
+  cache.len = 0;
+}
+
+const float* SegmentForward::run_cached(const int32_t* tokens, int64_t rows, KvCache& cache) {
+  NT_CHECK(rows > 0 && rows <= max_rows_ && cache.len + rows <= cfg_.seq_len && cache.k.size() > 0,
+           "cached run of %lld rows after %lld outside the context", static_cast<long long>(rows),
+           static_cast<long long>(cache.len));
+  const int64_t half = cfg_.head_dim / 2;
+  std::copy_n(cos_ + cache.len * half, rows * half, row_cos_.data());
+  std::copy_n(sin_ + cache.len * half, rows * half, row_sin_.data());
+  const float* out = blocks(tokens, rows, {}, &cache);
+  cache.len += rows;
+  return out;
+}
+
+// The embedding, the blocks and the final norm over rows whose rotary angles are in place;
+// attention over the segments, or after the cache's rows.
+const float* SegmentForward::blocks(const int32_t* tokens, int64_t rows, const std::vector<Segment>& segments,
+                                    KvCache* cache) {
+  const int64_t C = cfg_.d_model, H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D,
+                F = cfg_.mlp_dim(), T = cfg_.seq_len;
+  const float eps = float(cfg_.norm_eps);
   for (int64_t i = 0; i < rows; ++i)
     NT_CHECK(tokens[i] >= 0 && tokens[i] < cfg_.vocab_size, "token id %d outside the vocabulary (%d)", tokens[i],
              cfg_.vocab_size);
@@ -63,13 +89,19 @@ const float* SegmentForward::run(const int32_t* tokens, const std::vector<Segmen
   k_.rmsnorm_fwd(x_.data(), rstd_.data(), x_.data(), rows, C, eps);
   for (int l = 0; l < cfg_.depth; ++l) {
     const LayerTensors& lw = w_.layers[size_t(l)];
+    // With a cache, this layer's keys and values go straight into it, after the rows it holds.
+    float* k = cache ? cache->k.data() + (l * T + cache->len) * KD : k_buf_.data();
+    float* v = cache ? cache->v.data() + (l * T + cache->len) * KD : v_.data();
     k_.rmsnorm_fwd(ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
     k_.matmul(q_.data(), ln_.data(), lw.wq, rows, HD, C, false, true, 0.0f);
-    k_.matmul(k_buf_.data(), ln_.data(), lw.wk, rows, KD, C, false, true, 0.0f);
-    k_.matmul(v_.data(), ln_.data(), lw.wv, rows, KD, C, false, true, 0.0f);
+    k_.matmul(k, ln_.data(), lw.wk, rows, KD, C, false, true, 0.0f);
+    k_.matmul(v, ln_.data(), lw.wv, rows, KD, C, false, true, 0.0f);
     k_.rope_norm_fwd(q_.data(), rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, H, D, eps);
-    k_.rope_norm_fwd(k_buf_.data(), rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, KVH, D, eps);
-    attention(segments);
+    k_.rope_norm_fwd(k, rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, KVH, D, eps);
+    if (cache)
+      attention_cached(cache->k.data() + l * T * KD, cache->v.data() + l * T * KD, cache->len, rows);
+    else
+      attention(segments);
     k_.matmul(x_.data(), att_.data(), lw.wo, rows, C, HD, false, true, 1.0f);
     k_.rmsnorm_fwd(ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
     k_.matmul(fc_.data(), ln_.data(), lw.wfc, rows, F, C, false, true, 0.0f);
@@ -174,6 +206,26 @@ void SegmentForward::attention(const std::vector<Segment>& segments) {
       attend_block(att_.data() + r * HD + h * D, HD, q_.data() + r * HD + h * D, HD, std::min(kQueryBlock, s.len - i0),
                    kv, s.parent_len + i0 + 1, D, T, scale, sc, sc + kQueryBlock * T);
     }
+  }
+}
+
+// The rows [0, rows) of the batch continue the cache's first `past` rows; their keys and values
+// are already in the cache after them (one layer's k, v: (seq_len, KVH * D)).
+void SegmentForward::attention_cached(const float* k, const float* v, int64_t past, int64_t rows) {
+  const int64_t H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D, group = H / KVH,
+                T = cfg_.seq_len;
+  const float scale = 1.0f / std::sqrt(float(D));
+  const size_t per_thread = size_t(kQueryBlock * (T + D));
+  if (scratch_.size() < size_t(omp_get_max_threads()) * per_thread)
+    scratch_.resize(size_t(omp_get_max_threads()) * per_thread);
+  const int64_t blocks = (rows + kQueryBlock - 1) / kQueryBlock;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t task = 0; task < H * blocks; ++task) {
+    const int64_t h = task % H, i0 = (task / H) * kQueryBlock, g = h / group;
+    float* sc = scratch_.data() + size_t(omp_get_thread_num()) * per_thread;
+    const KeyRows kv{k + g * D, v + g * D, KD, 0, past, past};  // every key is cache row j
+    attend_block(att_.data() + i0 * HD + h * D, HD, q_.data() + i0 * HD + h * D, HD, std::min(kQueryBlock, rows - i0),
+                 kv, past + i0 + 1, D, T, scale, sc, sc + kQueryBlock * T);
   }
 }
 

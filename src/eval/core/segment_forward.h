@@ -26,6 +26,12 @@ struct Segment {
   int64_t parent_row = 0, parent_len = 0;
 };
 
+// One sequence's keys and values at every layer, for decoding a token at a time (the sampler).
+struct KvCache {
+  Buffer<float> k, v;  // (L, seq_len, KVH * D)
+  int64_t len = 0;     // the tokens it holds
+};
+
 class SegmentForward {
  public:
   // weights: the model's parameters, read at each run (they must outlive this object); cos, sin:
@@ -38,6 +44,12 @@ class SegmentForward {
   // until the next run.
   const float* run(const int32_t* tokens, const std::vector<Segment>& segments, int64_t rows);
 
+  // Sizes the cache for one sequence of up to seq_len tokens, empty.
+  void init_cache(KvCache& cache) const;
+  // Runs tokens (rows) as the continuation of the cache's sequence (positions cache.len ...),
+  // appending their keys and values to it; returns the normalised final activations (rows, C).
+  const float* run_cached(const int32_t* tokens, int64_t rows, KvCache& cache);
+
   // Matmul FLOPs of one row through the blocks (no attention, no head), and attention FLOPs of
   // one (query, key) pair summed over the layers.
   static double linear_flops_per_row(const ModelConfig& c);
@@ -46,7 +58,9 @@ class SegmentForward {
   int64_t max_rows() const { return max_rows_; }
 
  private:
+  const float* blocks(const int32_t* tokens, int64_t rows, const std::vector<Segment>& segments, KvCache* cache);
   void attention(const std::vector<Segment>& segments);
+  void attention_cached(const float* k, const float* v, int64_t past, int64_t rows);
 
   ModelConfig cfg_;
   ModelTensors w_;
