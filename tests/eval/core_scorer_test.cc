@@ -96,7 +96,7 @@ CoreQuestion multiple_choice(Rng& r, int vocab, int64_t prefix, const std::vecto
     c.tokens.insert(c.tokens.end(), tail.begin(), tail.end());
     q.candidates.push_back(std::move(c));
   }
-  const int64_t lcp = FastScorer::shared_prefix(q);
+  const int64_t lcp = FastScorer::common_prefix(q);
   for (auto& c : q.candidates)
     c.begin = int(std::max<int64_t>(1, std::min<int64_t>(lcp, int64_t(c.tokens.size()) - 1))),
     c.end = int(c.tokens.size());
@@ -219,6 +219,25 @@ TEST(FastScorer, CountsTokensAndFlops) {
   EXPECT_GT(st.flops_run, double(rows) * lin);  // at least the linear layers of every row run
   s.score(qs, out);                             // stats accumulate over calls
   EXPECT_EQ(s.stats().tokens_run, 2 * rows);
+}
+
+// A prefix is run once only where that saves a quarter of the rows: not a schema question's BOS,
+// not a single candidate.
+TEST(FastScorer, SharesOnlyPrefixesWorthSharing) {
+  const ModelConfig c = small();
+  Rng r(12);
+  const CoreQuestion sch = schema(r, c.vocab_size, {10, 12}, 4), lm = language_model(r, c.vocab_size, 20, 5);
+  EXPECT_EQ(FastScorer::common_prefix(sch), 1);
+  EXPECT_EQ(FastScorer::shared_prefix(sch), 0);
+  EXPECT_EQ(FastScorer::common_prefix(lm), 20);
+  EXPECT_EQ(FastScorer::shared_prefix(lm), 0);
+  const CoreQuestion mc = multiple_choice(r, c.vocab_size, 6, {6, 6});  // saves 6 of 24 rows
+  EXPECT_EQ(FastScorer::shared_prefix(mc), FastScorer::common_prefix(mc));
+  auto m = random_model(c, cpu_kernels(), 3);
+  FastScorer s(*m);
+  std::vector<std::vector<CandidateScore>> out;
+  s.score({sch}, out);
+  EXPECT_EQ(s.stats().tokens_run, 10 + 4 + 12 + 4);
 }
 
 // Four choices whose shared prefix is 90 % of each (few-shot examples and the query): the forward

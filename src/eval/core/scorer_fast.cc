@@ -53,15 +53,22 @@ FastScorer::FastScorer(Gpt& model, int64_t max_rows)
   logits_.resize(size_t(chunk * c.vocab_size));
 }
 
-int64_t FastScorer::shared_prefix(const CoreQuestion& q) {
-  if (q.candidates.size() < 2) return 0;
-  size_t p = q.candidates[0].tokens.size();
+int64_t FastScorer::common_prefix(const CoreQuestion& q) {
+  if (q.candidates.empty()) return 0;
+  const auto& a = q.candidates[0].tokens;
+  size_t p = a.size();
   for (const CoreCandidate& c : q.candidates) {
-    const auto& a = q.candidates[0].tokens;
     p = std::min(p, c.tokens.size());
     p = size_t(std::mismatch(a.begin(), a.begin() + ptrdiff_t(p), c.tokens.begin()).first - a.begin());
   }
   return int64_t(p);
+}
+
+int64_t FastScorer::shared_prefix(const CoreQuestion& q) {
+  const int64_t p = common_prefix(q), n = int64_t(q.candidates.size());
+  int64_t total = 0;
+  for (const CoreCandidate& c : q.candidates) total += int64_t(c.tokens.size());
+  return n >= 2 && 4 * (n - 1) * p >= total ? p : 0;
 }
 
 std::vector<std::vector<FastScorer::Unit>> FastScorer::plan(const std::vector<CoreQuestion>& qs, int64_t max_rows) {

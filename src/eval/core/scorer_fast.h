@@ -7,7 +7,8 @@
 // tokens run as a segment attending to it (segment_forward.h). Schema candidates share a suffix
 // (the continuation), which cannot be shared: under causal attention a token's keys and values
 // depend on every token before it, so the same continuation after different contexts has
-// different activations. Only whatever prefix they share (often just BOS) is run once.
+// different activations. What prefix they share (often just BOS) is run once where that is
+// worth it (shared_prefix below).
 //
 // Results equal a whole-sequence forward of each candidate in fp32 (Gpt::forward_logits), to
 // rounding: the scorer always computes in fp32 from the model's fp32 weights, whatever precision
@@ -46,7 +47,12 @@ class FastScorer : public CoreScorer {
   // Questions packed into batches of at most max_rows rows, the longest questions first; a
   // question that does not fit is split between batches, each part running the prefix again.
   static std::vector<std::vector<Unit>> plan(const std::vector<CoreQuestion>& qs, int64_t max_rows);
-  // The prefix run once for a question: its candidates' longest common prefix (0 for one candidate).
+  // The candidates' longest common token prefix.
+  static int64_t common_prefix(const CoreQuestion& q);
+  // The prefix run once for a question: the common prefix where that saves at least a quarter of
+  // the question's rows, else 0 (the candidates run whole). A short prefix (a schema question's
+  // BOS) is not worth it: its continuations would leave the training attention kernel, which
+  // runs segments without a parent, for the plainer loop that attends across segments.
   static int64_t shared_prefix(const CoreQuestion& q);
 
  private:
