@@ -209,15 +209,21 @@ TEST(FastScorer, CountsTokensAndFlops) {
   EXPECT_EQ(st.tokens_run, rows);
   const double lin = SegmentForward::linear_flops_per_row(c), att = SegmentForward::attention_flops_per_pair(c),
                head = 2.0 * c.d_model * c.vocab_size;
-  double plain = 0;
+  // Plain: every candidate whole, the head on every row (2 FLOPs per matmul weight per token) and
+  // n^2 / 2 attention pairs. Run: the prefix's pairs, each continuation's to the prefix and its own
+  // causal half, and the head on the span rows only.
+  double plain = 0, pairs = double(p) * double(p) / 2, spans = 0;
   for (const auto& cand : qs[0].candidates) {
-    const double n = double(cand.tokens.size());
-    plain += n * (lin + head) + n * (n + 1) / 2 * att;
+    const double n = double(cand.tokens.size()), own = n - double(p);
+    plain += 2.0 * double(count_matmul_params(c)) * n + n * n / 2 * att;
+    pairs += own * double(p) + own * own / 2;
+    spans += cand.end - cand.begin;
   }
+  EXPECT_DOUBLE_EQ(lin + head, 2.0 * double(count_matmul_params(c)));
   EXPECT_DOUBLE_EQ(st.flops_plain, plain);
+  EXPECT_DOUBLE_EQ(st.flops_run, double(rows) * lin + pairs * att + spans * head);
   EXPECT_LT(st.flops_run, plain);
-  EXPECT_GT(st.flops_run, double(rows) * lin);  // at least the linear layers of every row run
-  s.score(qs, out);                             // stats accumulate over calls
+  s.score(qs, out);  // stats accumulate over calls
   EXPECT_EQ(s.stats().tokens_run, 2 * rows);
 }
 
@@ -369,12 +375,18 @@ TEST(FastScorer, RefusesCandidatesItCannotScore) {
     return std::vector<CoreQuestion>{CoreQuestion{{CoreCandidate{std::move(tokens), begin, end}}}};
   };
   EXPECT_THROW(s.score(one({1, 2, 3}, 0, 3), out), Error);                     // begin 0: no logits before
-  EXPECT_THROW(s.score(one({1, 2, 3}, 2, 2), out), Error);                     // empty span
   EXPECT_THROW(s.score(one({1, 2, 3}, 1, 4), out), Error);                     // past the end
   EXPECT_THROW(s.score(one({1, 99, 3}, 1, 3), out), Error);                    // outside the vocabulary
   EXPECT_THROW(s.score(one(std::vector<int32_t>(33, 1), 1, 33), out), Error);  // longer than the context
   EXPECT_THROW(s.score({CoreQuestion{}}, out), Error);                         // no candidates
   EXPECT_NO_THROW(s.score(one({1, 2, 3}, 1, 3), out));
+  // An empty span is no error: a NaN mean loss and no greedy match, as the reference's mean over
+  // no positions; its question's other candidates score as usual.
+  CoreQuestion q{{CoreCandidate{{1, 2, 3, 4}, 4, 4}, CoreCandidate{{1, 2, 3, 5}, 3, 4}}};
+  s.score({q}, out);
+  EXPECT_TRUE(std::isnan(out[0][0].mean_loss));
+  EXPECT_FALSE(out[0][0].greedy_match);
+  EXPECT_NEAR(out[0][1].mean_loss, plain_score(*m, q.candidates[1]).mean_loss, 1e-5 * out[0][1].mean_loss);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "core/check.h"
@@ -20,9 +21,9 @@ void validate(const std::vector<CoreQuestion>& qs, const ModelConfig& c) {
       if (n == 0 || n > c.seq_len)
         fail("CORE scorer: question %zu, candidate %zu: %lld tokens, outside the model's context 1..%d", qi, ci,
              static_cast<long long>(n), c.seq_len);
-      if (cand.begin < 1 || cand.begin >= cand.end || cand.end > n)
-        fail("CORE scorer: question %zu, candidate %zu: span [%d, %d) is empty or outside 1..%lld", qi, ci, cand.begin,
-             cand.end, static_cast<long long>(n));
+      if (cand.begin < 1 || cand.begin > cand.end || cand.end > n)
+        fail("CORE scorer: question %zu, candidate %zu: span [%d, %d) outside 1..%lld", qi, ci, cand.begin, cand.end,
+             static_cast<long long>(n));
       for (int32_t t : cand.tokens)
         if (t < 0 || t >= c.vocab_size)
           fail("CORE scorer: question %zu, candidate %zu: token %d outside the vocabulary (%d)", qi, ci, t,
@@ -35,10 +36,10 @@ void validate(const std::vector<CoreQuestion>& qs, const ModelConfig& c) {
 // question; the chunk's logits are the scorer's largest buffer).
 int64_t head_rows(int64_t vocab) { return std::min(kHeadChunkRows, head_chunk_rows(vocab)); }
 
-// FLOPs of a whole-sequence forward of n tokens with the head on every row.
+// FLOPs of a whole-sequence forward of n tokens with the head on every row (the plain scorer's).
 double plain_flops(const ModelConfig& c, int64_t n) {
-  return double(n) * (SegmentForward::linear_flops_per_row(c) + 2.0 * c.d_model * c.vocab_size) +
-         double(n) * double(n + 1) / 2 * SegmentForward::attention_flops_per_pair(c);
+  return 2.0 * double(count_matmul_params(c)) * double(n) +
+         double(n) * double(n) / 2 * SegmentForward::attention_flops_per_pair(c);
 }
 
 }  // namespace
@@ -117,8 +118,11 @@ void FastScorer::score(const std::vector<CoreQuestion>& qs, std::vector<std::vec
     for (size_t ci = 0; ci < qs[q].candidates.size(); ++ci) {
       const CoreCandidate& cand = qs[q].candidates[ci];
       const size_t slot = size_t(slot_base[q]) + ci;
-      out[q][ci].mean_loss = loss_sum_[slot] / double(cand.end - cand.begin);
-      out[q][ci].greedy_match = greedy_[slot] != 0;
+      // An empty span: a NaN mean and no match, as the reference's mean over no positions.
+      const bool empty = cand.end == cand.begin;
+      out[q][ci].mean_loss =
+          empty ? std::numeric_limits<double>::quiet_NaN() : loss_sum_[slot] / double(cand.end - cand.begin);
+      out[q][ci].greedy_match = !empty && greedy_[slot] != 0;
     }
   }
 }
@@ -134,7 +138,7 @@ void FastScorer::run_batch(const std::vector<CoreQuestion>& qs, const std::vecto
   double pairs = 0;
   auto add_segment = [&](Segment s) {
     segments.push_back(s);
-    pairs += double(s.len) * double(s.parent_len) + double(s.len) * double(s.len + 1) / 2;
+    pairs += double(s.len) * double(s.parent_len) + double(s.len) * double(s.len) / 2;
   };
   for (const Unit& u : units) {
     const auto& cands = qs[size_t(u.question)].candidates;

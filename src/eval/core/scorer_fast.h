@@ -33,7 +33,8 @@ class FastScorer : public CoreScorer {
   explicit FastScorer(Gpt& model, int64_t max_rows = 4096);
 
   // Throws nt::Error naming the question and candidate for a candidate the model cannot score
-  // (empty, longer than the context, a span outside it or empty, a token outside the vocabulary).
+  // (empty, longer than the context, a span outside it, a token outside the vocabulary). An empty
+  // span scores a NaN mean loss and no greedy match (scorer.h).
   void score(const std::vector<CoreQuestion>& qs, std::vector<std::vector<CandidateScore>>& out) override;
   // Totals over every score() call so far.
   ScorerStats stats() const override { return stats_; }

@@ -26,9 +26,7 @@ SegmentForward::SegmentForward(const ModelConfig& cfg, const ModelTensors& weigh
 }
 
 double SegmentForward::linear_flops_per_row(const ModelConfig& c) {
-  const double C = c.d_model, HD = double(c.n_head) * c.head_dim, KD = double(c.n_kv_head) * c.head_dim,
-               F = c.mlp_dim();
-  return 2.0 * c.depth * (C * (HD + 2 * KD) + HD * C + 2 * C * F);
+  return 2.0 * double(count_matmul_params(c) - int64_t(c.vocab_size) * c.d_model);  // all but the head
 }
 
 double SegmentForward::attention_flops_per_pair(const ModelConfig& c) {

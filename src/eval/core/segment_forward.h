@@ -51,7 +51,8 @@ class SegmentForward {
   const float* run_cached(const int32_t* tokens, int64_t rows, KvCache& cache);
 
   // Matmul FLOPs of one row through the blocks (no attention, no head), and attention FLOPs of
-  // one (query, key) pair summed over the layers.
+  // one (query, key) pair summed over the layers (a causal sequence of n rows counts n^2 / 2 pairs,
+  // as the training FLOPs do).
   static double linear_flops_per_row(const ModelConfig& c);
   static double attention_flops_per_pair(const ModelConfig& c);
 
