@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/cpu_tables.h"
 #include "backends/ref/ref_backend.h"
 #include "core/check.h"
 #include "core/rng.h"
@@ -150,13 +151,37 @@ std::vector<CoreQuestion> awkward_questions(const ModelConfig& c, uint64_t seed)
   return qs;
 }
 
+// Every CPU table this machine runs (their attention and GEMM kernels differ), with grouped-query,
+// multi-query and plain multi-head attention.
 TEST(FastScorer, MatchesWholeSequenceForwardOnAwkwardShapes) {
-  for (int kvh : {2, 1, 4}) {
-    const ModelConfig c = small(kvh);
-    auto m = random_model(c, cpu_kernels(), 7 + uint64_t(kvh));
+  for (const KernelTable* k : cpu_kernel_tables())
+    for (int kvh : {2, 1, 4}) {
+      const ModelConfig c = small(kvh);
+      auto m = random_model(c, *k, 7 + uint64_t(kvh));
+      FastScorer s(*m);
+      SCOPED_TRACE(std::string(k->name) + ", n_kv_head " + std::to_string(kvh));
+      expect_matches_plain(*m, s, awkward_questions(c, 3));
+    }
+}
+
+// Rows of q, k and v that are not 64-byte aligned in the batch (three heads of 8, one kv head),
+// and sequences longer than the attention kernels' tiles.
+TEST(FastScorer, MatchesOnOddHeadsAndLongSequences) {
+  ModelConfig odd = small(1);
+  odd.n_head = 3, odd.head_dim = 8, odd.d_model = 24;
+  ModelConfig wide = small(2);
+  wide.seq_len = 160, wide.head_dim = 32, wide.d_model = 128;
+  for (const ModelConfig& c : {odd, wide}) {
+    auto m = random_model(c, cpu_kernels(), 41);
     FastScorer s(*m);
-    SCOPED_TRACE("n_kv_head " + std::to_string(kvh));
-    expect_matches_plain(*m, s, awkward_questions(c, 3));
+    Rng r(10);
+    std::vector<CoreQuestion> qs = awkward_questions(c, 5);
+    const int64_t T = c.seq_len;
+    qs.push_back(multiple_choice(r, c.vocab_size, T - 20, {20, 7, 13}));
+    qs.push_back(schema(r, c.vocab_size, {T / 2, T - 9}, 9));
+    qs.push_back(language_model(r, c.vocab_size, T - 3, int(T / 2)));
+    SCOPED_TRACE("seq_len " + std::to_string(T));
+    expect_matches_plain(*m, s, qs);
   }
 }
 
