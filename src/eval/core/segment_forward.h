@@ -6,7 +6,8 @@
 // GEMM over all of them with no padding. Only the attention knows where sequences begin: each
 // segment attends causally to its own rows and, before them, to every row of its parent segment,
 // whose keys and values the same layer has just computed. The values equal those of a separate
-// whole-sequence forward of parent + segment (same kernels, fp32).
+// whole-sequence forward of parent + segment, to rounding (fp32; segments without a parent run
+// the training attention kernel, continuations a loop of their own).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -20,7 +21,7 @@ namespace nt {
 
 // Rows [row, row + len) of the batch hold one sequence's tokens at positions parent_len + i. They
 // see, before themselves, rows [parent_row, parent_row + parent_len): the sequence's first
-// parent_len tokens, run as a segment of their own (parent_len 0: no parent).
+// parent_len tokens, run as a segment of their own that has no parent (parent_len 0: no parent).
 struct Segment {
   int64_t row = 0, len = 0;
   int64_t parent_row = 0, parent_len = 0;
