@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/rng.h"
+#include "eval/core/segment_forward.h"
 
 namespace nt {
 
@@ -32,82 +33,32 @@ uint32_t pick(const float* logits, int64_t V, const SampleOptions& opt, Rng& rng
   return uint32_t(idx[size_t(k - 1)]);
 }
 
-// One-sequence decoder with a KV cache, built from the same kernels as training.
+// One-sequence decoder with a KV cache, on the scorer's forward (eval/core/segment_forward.h):
+// the prompt in one batch, then a row per token, each attending to the cached keys and values.
 class CachedDecoder {
  public:
-  explicit CachedDecoder(Gpt& m) : m_(m), c_(m.config()), k_(m.kernels()) {
-    const int64_t L = c_.depth, T = c_.seq_len, KD = int64_t(c_.n_kv_head) * c_.head_dim;
-    kcache_.resize(size_t(L * T * KD));
-    vcache_.resize(size_t(L * T * KD));
-    x_.resize(size_t(c_.d_model));
-    h_.resize(size_t(c_.d_model));
-    q_.resize(size_t(c_.n_head * c_.head_dim));
-    att_.resize(size_t(c_.n_head * c_.head_dim));
-    fc_.resize(size_t(c_.mlp_dim()));
-    scores_.resize(size_t(T));
-    logits_.resize(size_t(c_.vocab_size));
-    rstd_.resize(size_t(std::max(c_.n_head, 1)));
+  CachedDecoder(Gpt& m, int64_t prompt_len)
+      : m_(m),
+        fwd_(m.config(), m.params().views(), m.kernels(), m.rope_cos(), m.rope_sin(), std::max<int64_t>(prompt_len, 1)),
+        logits_(size_t(m.config().vocab_size)) {
+    fwd_.init_cache(cache_);
   }
 
-  // Feeds token at position pos; returns the soft-capped logits for the next token.
-  const float* step(uint32_t token, int64_t pos) {
-    const int64_t C = c_.d_model, H = c_.n_head, KVH = c_.n_kv_head, D = c_.head_dim, KD = KVH * D,
-                  F = c_.mlp_dim(), T = c_.seq_len, half = D / 2;
-    const float eps = float(c_.norm_eps);
-    ModelTensors w = m_.params().views();
-    const int32_t id = int32_t(token);
-    k_.embed_fwd(x_.data(), &id, w.wte, 1, C);
-    k_.rmsnorm_fwd(x_.data(), rstd_.data(), x_.data(), 1, C, eps);
-    const float* cs = m_.rope_cos() + pos * half;
-    const float* sn = m_.rope_sin() + pos * half;
-    const float scale = 1.0f / std::sqrt(float(D));
-    for (int64_t l = 0; l < c_.depth; ++l) {
-      const LayerTensors& lw = w.layers[size_t(l)];
-      float* kc = kcache_.data() + l * T * KD;
-      float* vc = vcache_.data() + l * T * KD;
-      k_.rmsnorm_fwd(h_.data(), rstd_.data(), x_.data(), 1, C, eps);
-      k_.matmul(q_.data(), h_.data(), lw.wq, 1, H * D, C, false, true, 0.0f);
-      k_.matmul(kc + pos * KD, h_.data(), lw.wk, 1, KD, C, false, true, 0.0f);
-      k_.matmul(vc + pos * KD, h_.data(), lw.wv, 1, KD, C, false, true, 0.0f);
-      k_.rope_norm_fwd(q_.data(), rstd_.data(), cs, sn, 1, 1, H, D, eps);
-      k_.rope_norm_fwd(kc + pos * KD, rstd_.data(), cs, sn, 1, 1, KVH, D, eps);
-      for (int64_t h = 0; h < H; ++h) {
-        const int64_t g = h / (H / KVH);
-        const float* qh = q_.data() + h * D;
-        float mx = -INFINITY;
-        for (int64_t j = 0; j <= pos; ++j) {
-          float s = 0;
-          for (int64_t e = 0; e < D; ++e) s += qh[e] * kc[j * KD + g * D + e];
-          scores_[size_t(j)] = s * scale;
-          mx = std::max(mx, scores_[size_t(j)]);
-        }
-        float sum = 0;
-        for (int64_t j = 0; j <= pos; ++j) sum += scores_[size_t(j)] = std::exp(scores_[size_t(j)] - mx);
-        float* o = att_.data() + h * D;
-        std::fill(o, o + D, 0.0f);
-        for (int64_t j = 0; j <= pos; ++j) {
-          const float p = scores_[size_t(j)] / sum;
-          for (int64_t e = 0; e < D; ++e) o[e] += p * vc[j * KD + g * D + e];
-        }
-      }
-      k_.matmul(x_.data(), att_.data(), lw.wo, 1, C, H * D, false, true, 1.0f);
-      k_.rmsnorm_fwd(h_.data(), rstd_.data(), x_.data(), 1, C, eps);
-      k_.matmul(fc_.data(), h_.data(), lw.wfc, 1, F, C, false, true, 0.0f);
-      k_.relu2_fwd(fc_.data(), fc_.data(), F);
-      k_.matmul(x_.data(), fc_.data(), lw.wproj, 1, C, F, false, true, 1.0f);
-    }
-    k_.rmsnorm_fwd(h_.data(), rstd_.data(), x_.data(), 1, C, eps);
-    k_.matmul(logits_.data(), h_.data(), w.lm_head, 1, c_.vocab_size, C, false, true, 0.0f);
-    const float cap = float(c_.softcap);
+  // Feeds n tokens after those fed so far; returns the soft-capped logits for the next token.
+  const float* feed(const int32_t* tokens, int64_t n) {
+    const ModelConfig& c = m_.config();
+    const float* h = fwd_.run_cached(tokens, n, cache_) + (n - 1) * c.d_model;
+    m_.kernels().matmul(logits_.data(), h, m_.params().views().lm_head, 1, c.vocab_size, c.d_model, false, true, 0.0f);
+    const float cap = float(c.softcap);
     for (auto& z : logits_) z = cap * std::tanh(z / cap);
     return logits_.data();
   }
 
  private:
   Gpt& m_;
-  const ModelConfig& c_;
-  const KernelTable& k_;
-  std::vector<float> kcache_, vcache_, x_, h_, q_, att_, fc_, scores_, logits_, rstd_;
+  SegmentForward fwd_;
+  KvCache cache_;
+  std::vector<float> logits_;
 };
 
 }  // namespace
@@ -122,14 +73,16 @@ std::vector<uint32_t> sample_tokens(Gpt& model, const std::vector<uint32_t>& pro
   std::vector<uint32_t> out;
   const int64_t V = c.vocab_size;
   if (opt.use_kv_cache) {
-    CachedDecoder dec(model);
-    const float* logits = nullptr;
-    int64_t pos = 0;
-    for (uint32_t t : prompt) logits = dec.step(t, pos++);
+    CachedDecoder dec(model, int64_t(prompt.size()));
+    const std::vector<int32_t> ids(prompt.begin(), prompt.end());
+    const float* logits = dec.feed(ids.data(), int64_t(ids.size()));
+    int64_t pos = int64_t(ids.size());
     while (int64_t(out.size()) < opt.max_tokens && pos < c.seq_len) {
       const uint32_t next = pick(logits, V, opt, rng);
       out.push_back(next);
-      logits = dec.step(next, pos++);
+      const int32_t id = int32_t(next);
+      logits = dec.feed(&id, 1);
+      ++pos;
     }
     if (int64_t(out.size()) < opt.max_tokens && pos >= c.seq_len) {
       const uint32_t next = pick(logits, V, opt, rng);
