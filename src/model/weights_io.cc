@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "core/json_limits.h"
 #include "core/sha256.h"
 #include "model/safetensors.h"
 
@@ -33,7 +34,7 @@ static ModelConfig config_of(const StFile& f, const std::string& path) {
   auto it = f.metadata.find("config");
   if (it == f.metadata.end()) fail("%s: no model config in the safetensors metadata", path.c_str());
   try {
-    return ModelConfig::from_json(nlohmann::json::parse(it->second));
+    return ModelConfig::from_json(parse_json(it->second, "its config metadata"));
   } catch (const nlohmann::json::exception& e) {
     fail("%s: model config is not valid JSON", path.c_str());
   } catch (const Error& e) {

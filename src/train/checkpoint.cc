@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/files.h"
+#include "core/json_limits.h"
 #include "core/sha256.h"
 
 namespace nt {
@@ -131,9 +132,9 @@ CheckpointData parse_checkpoint(const uint8_t* bytes, size_t size, const std::st
   if (get("version") != "1") fail("%s: checkpoint version %s is not supported (expected 1)", p, get("version").c_str());
   nlohmann::json state;
   try {
-    ck.model = ModelConfig::from_json(nlohmann::json::parse(get("model")));
-    ck.train = nlohmann::json::parse(get("train"));
-    state = nlohmann::json::parse(get("state"));
+    ck.model = ModelConfig::from_json(parse_json(get("model"), "its model metadata"));
+    ck.train = parse_json(get("train"), "its train metadata");
+    state = parse_json(get("state"), "its state metadata");
   } catch (const nlohmann::json::exception&) {
     fail("%s: checkpoint metadata is not valid JSON", p);
   } catch (const Error& e) {
