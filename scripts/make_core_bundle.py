@@ -2,6 +2,7 @@
 """Builds a CORE evaluation bundle, in the layout of the official one, from plain text.
 
 usage: scripts/make_core_bundle.py --input FILE_OR_DIR... --out DIR [--items 500] [--seed 0]
+           [--max-words 40]
        scripts/make_core_bundle.py --official-shapes --input ... --out DIR [--items 500]
 
 Inputs are text files, folders of them (recursively) or .jsonl files (field "text"). The text is
@@ -61,13 +62,13 @@ def read_texts(paths):
     return out
 
 
-def sentence_runs(texts):
-    """Runs of consecutive sentences (each run from one paragraph) of 4 to 40 words."""
+def sentence_runs(texts, max_words):
+    """Runs of consecutive sentences (each run from one paragraph) of 4 to max_words words."""
     runs = []
     for text in texts:
         for para in re.split(r"\n\s*\n", text):
             words = " ".join(para.split())
-            sents = [s for s in re.split(r"(?<=[.!?])\s+", words) if 4 <= len(s.split()) <= 40]
+            sents = [s for s in re.split(r"(?<=[.!?])\s+", words) if 4 <= len(s.split()) <= max_words]
             if len(sents) >= 2:
                 runs.append(sents)
     return runs
@@ -126,9 +127,10 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--items", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-words", type=int, default=40, help="longest sentence used, in words")
     ap.add_argument("--official-shapes", action="store_true")
     a = ap.parse_args()
-    runs = sentence_runs(read_texts(a.input))
+    runs = sentence_runs(read_texts(a.input), a.max_words)
     if a.official_shapes:
         tasks = [(l, k, s, b, 1 if k == "language_modeling" else 2 if k == "schema" else max(2, round(100 / b)))
                  for l, k, s, b in OFFICIAL]

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# `nanotrain eval core` end to end: a tiny model trained for a few steps, a small bundle made by
+# scripts/make_core_bundle.py, and the independent Python implementation of the reference
+# harness (tools/core_ref) on the same weights: the same decision on every item, CORE to 1e-6.
+# Then the command's other ways in (--checkpoint, --tasks, --skip-bad) and its one-line errors.
+# usage: core_eval_test.sh NANOTRAIN SOURCE_DIR WORK_DIR
+set -u
+NT=$1 SRC=$2 TMP=$3
+PY=/usr/bin/python3
+rm -rf "$TMP" && mkdir -p "$TMP"
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+expect_error() {
+  local name=$1 pat=$2
+  shift 2
+  local err rc
+  err=$("$@" 2>&1 >/dev/null)
+  rc=$?
+  if [ $rc -ne 0 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && grep -qE -- "$pat" <<<"$err"; then
+    ok "$name"
+  else
+    bad "$name (rc=$rc, stderr: $err)"
+  fi
+}
+if ! $PY -c "import torch, yaml, jinja2" 2>/dev/null; then
+  skip "PyTorch, PyYAML or Jinja2 missing for /usr/bin/python3 (scripts/install_deps.sh installs them)"
+  finish
+fi
+
+TEXT=/usr/share/common-licenses
+"$NT" data prepare --input "$TEXT" --out "$TMP/data" >/dev/null
+"$NT" train --data "$TMP/data" --preset tiny --seq-len 256 --steps 40 --run-dir "$TMP/run" --quiet \
+  --save-every 40 >"$TMP/train.out" 2>&1
+check "a tiny model trains" "[ -s '$TMP/run/model.safetensors' ]"
+$PY "$SRC/scripts/make_core_bundle.py" --input "$TEXT" --out "$TMP/bundle" --items 40 --max-words 12 >/dev/null
+check "make_core_bundle writes the official layout" \
+  "[ -s '$TMP/bundle/core.yaml' ] && [ -s '$TMP/bundle/eval_meta_data.csv' ] && ls '$TMP'/bundle/eval_data/*/*.jsonl >/dev/null"
+
+# --- agreement with the independent reference implementation, item by item
+"$NT" eval core --run-dir "$TMP/run" --bundle "$TMP/bundle" --max-per-task 30 --json "$TMP/core.json" \
+  >"$TMP/core.out" 2>"$TMP/core.err"
+check "eval core exits 0" "[ $? -eq 0 ]"
+check "eval core prints a table and CORE" "grep -q '^task ' '$TMP/core.out' && grep -q '^CORE ' '$TMP/core.out'"
+$PY "$SRC/tools/core_ref/core_ref.py" --nanotrain "$NT" --run-dir "$TMP/run" --bundle "$TMP/bundle" \
+  --max-per-task 30 >"$TMP/ref.json" 2>"$TMP/ref.err"
+check "core_ref.py runs" "[ $? -eq 0 ] && [ -s '$TMP/ref.json' ]"
+agree() {
+  $PY - "$TMP/core.json" "$TMP/ref.json" <<'PYEOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert [t["label"] for t in a["tasks"]] == [t["label"] for t in b["tasks"]]
+n = 0
+for ta, tb in zip(a["tasks"], b["tasks"]):
+    assert ta["shots"] == tb["shots"] and ta["items"] == tb["items"], (ta["label"], ta["shots"], tb["shots"])
+    da = [(d["line"], d["pred"], d["correct"]) for d in ta["decisions"]]
+    db = [(d["line"], d["pred"], d["correct"]) for d in tb["decisions"]]
+    diff = [(x, y) for x, y in zip(da, db) if x != y]
+    assert not diff, (ta["label"], diff[:5])
+    assert abs(ta["accuracy"] - tb["accuracy"]) < 1e-12 and abs(ta["centered"] - tb["centered"]) < 1e-9
+    n += len(da)
+assert abs(a["core"] - b["core"]) < 1e-6, (a["core"], b["core"])
+assert n >= 150, n
+print(f"{n} items agree; CORE {a['core']:.6f}")
+PYEOF
+}
+check "every decision and CORE agree with the reference implementation" "agree"
+check "the JSON names the bundle's checksum and the model" "$PY -c '
+import json; j = json.load(open(\"$TMP/core.json\"))
+assert len(j[\"bundle\"][\"sha256\"]) == 64 and len(j[\"model\"][\"weights_sha256\"]) == 64 and j[\"model\"][\"run_id\"]'"
+
+# --- the same weights through --checkpoint (the final weights file, and a training checkpoint)
+"$NT" eval core --checkpoint "$TMP/run/model.safetensors" --bundle "$TMP/bundle" --max-per-task 30 \
+  --json "$TMP/ck.json" >/dev/null 2>&1
+check "--checkpoint model.safetensors gives the same CORE" \
+  "$PY -c 'import json; a, b = (json.load(open(p)) for p in [\"$TMP/core.json\", \"$TMP/ck.json\"]); assert a[\"core\"] == b[\"core\"]'"
+ck=$(ls "$TMP"/run/checkpoints/step-*.safetensors 2>/dev/null | tail -1)
+"$NT" eval core --checkpoint "$ck" --bundle "$TMP/bundle" --max-per-task 30 --json "$TMP/ck2.json" >/dev/null 2>&1
+check "--checkpoint of the last training checkpoint gives the same CORE" \
+  "$PY -c 'import json; a, b = (json.load(open(p)) for p in [\"$TMP/core.json\", \"$TMP/ck2.json\"]); assert a[\"core\"] == b[\"core\"]'"
+
+# --- --tasks, and a bad item skipped or refused
+"$NT" eval core --run-dir "$TMP/run" --bundle "$TMP/bundle" --tasks next_sentence,last_word --max-per-task 5 \
+  --json "$TMP/two.json" >/dev/null 2>&1
+check "--tasks runs only those tasks, in the bundle's order" \
+  "$PY -c 'import json; j = json.load(open(\"$TMP/two.json\")); assert [t[\"label\"] for t in j[\"tasks\"]] == [\"last_word\", \"next_sentence\"]'"
+cp -r "$TMP/bundle" "$TMP/badbundle"
+f="$TMP/badbundle/eval_data/multiple_choice/next_sentence.jsonl"
+sed -i '3s/.*/{"query": "q", "choices": ["a", "b"], "gold": 7}/' "$f"
+expect_error "a gold index out of range names the file and line" "next_sentence.jsonl:3: .*gold" \
+  "$NT" eval core --run-dir "$TMP/run" --bundle "$TMP/badbundle" --max-per-task 5
+"$NT" eval core --run-dir "$TMP/run" --bundle "$TMP/badbundle" --max-per-task 5 --skip-bad --tasks next_sentence \
+  >/dev/null 2>"$TMP/skip.err"
+check "--skip-bad reports the item and goes on" "[ $? -eq 0 ] && grep -q 'next_sentence.jsonl:3' '$TMP/skip.err'"
+expect_error "an unknown task type names core.yaml and its line" "core.yaml:[0-9]+: .*unknown icl_task_type" \
+  bash -c "sed -i 's/icl_task_type: schema/icl_task_type: generation/' '$TMP/badbundle/core.yaml' && \
+           '$NT' eval core --run-dir '$TMP/run' --bundle '$TMP/badbundle'"
+expect_error "--tasks with an unknown task" "--tasks: 'nope'" \
+  "$NT" eval core --run-dir "$TMP/run" --bundle "$TMP/bundle" --tasks nope
+expect_error "a missing bundle" "missing_bundle" "$NT" eval core --run-dir "$TMP/run" --bundle "$TMP/missing_bundle"
+expect_error "--run-dir and --checkpoint together" "exactly one" \
+  "$NT" eval core --run-dir "$TMP/run" --checkpoint "$TMP/run/model.safetensors" --bundle "$TMP/bundle"
+expect_error "--scorer with an unknown name" "--scorer" \
+  "$NT" eval core --run-dir "$TMP/run" --bundle "$TMP/bundle" --scorer quick
+finish
