@@ -64,7 +64,7 @@ TEST(CoreRender, LanguageModelingGolden) {
   EXPECT_EQ(p[0], "Two plus two is four\n\nRed and blue\n\nThe capital of France is");
   EXPECT_EQ(p[1], "Two plus two is four\n\nRed and blue\n\nThe capital of France is Paris");
   // Python's str.strip: Unicode whitespace too (NBSP, ideographic space), not other characters.
-  const CoreItem u = lm("\xC2\xA0\xE3\x80\x80Caf\xC3\xA9\xE2\x80\x83", "x");
+  const CoreItem u = lm("\xC2\xA0\xE3\x80\x80" "Caf\xC3\xA9\xE2\x80\x83", "x");
   const auto q = render_prompts(CoreTaskType::kLanguageModeling, "=", u, {});
   EXPECT_EQ(q[0], "Caf\xC3\xA9=");
   EXPECT_EQ(q[1], "Caf\xC3\xA9=x");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "eval/core/core_eval.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/check.h"

@@ -111,7 +111,7 @@ std::vector<int64_t> PyRandom::sample_indices(int64_t n, int64_t k) {
   int64_t setsize = 21;
   if (k > 5) setsize += int64_t(1) << (2 * int(std::ceil(std::log(double(k * 3)) / std::log(4.0))));
   if (n <= setsize) {
-    std::vector<int64_t> pool(size_t(n));
+    std::vector<int64_t> pool(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) pool[size_t(i)] = i;
     for (int64_t i = 0; i < k; ++i) {
       const int64_t j = int64_t(randbelow(uint64_t(n - i)));

@@ -3,7 +3,9 @@
 // its items (shuffle) and few-shot examples (sample) with it, so matching it item for item means
 // reproducing its Mersenne Twister, its seeding and the algorithms of shuffle and sample.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace nt {
