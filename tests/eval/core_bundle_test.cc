@@ -37,8 +37,9 @@ class BundleTest : public ::testing::Test {
           "  num_fewshot: [1, 5]\n"
           "  icl_task_type: language_modeling\n");
     write("eval_meta_data.csv", "Category,Eval Task,Random baseline\nx,mc,25\n\"y, z\",sc,50.0\nx,lm,0\n");
-    write("eval_data/mc.jsonl", "{\"query\": \"Q1\", \"choices\": [\"a\", \"b\"], \"gold\": 1}\n"
-                                "{\"query\": \"Q2\", \"choices\": [\"c\"], \"gold\": 0}\n");
+    write("eval_data/mc.jsonl",
+          "{\"query\": \"Q1\", \"choices\": [\"a\", \"b\"], \"gold\": 1}\n"
+          "{\"query\": \"Q2\", \"choices\": [\"c\"], \"gold\": 0}\n");
     write("eval_data/sc.jsonl", "{\"context_options\": [\"A\", \"B\"], \"continuation\": \"c\", \"gold\": 0}\n");
     write("eval_data/lm/lm.jsonl", "{\"context\": \" The \", \"continuation\": \"end\"}\n");
   }
@@ -107,7 +108,8 @@ TEST_F(BundleTest, MissingFiles) {
 }
 
 TEST_F(BundleTest, UnknownTaskType) {
-  write("core.yaml", "icl_tasks:\n- label: mc\n  dataset_uri: mc.jsonl\n  num_fewshot: [0]\n  icl_task_type: generation\n");
+  write("core.yaml",
+        "icl_tasks:\n- label: mc\n  dataset_uri: mc.jsonl\n  num_fewshot: [0]\n  icl_task_type: generation\n");
   expect_error(path("core.yaml") + ":2:", "unknown icl_task_type 'generation'");
 }
 
@@ -120,7 +122,8 @@ TEST_F(BundleTest, BadYaml) {
   expect_error(path("core.yaml") + ":2", "no 'dataset_uri'");
   write("core.yaml", "icl_tasks:\n- label: mc\n  dataset_uri: mc.jsonl\n  icl_task_type: schema\n  num_fewshot: 3\n");
   expect_error(path("core.yaml") + ":5", "num_fewshot");
-  write("core.yaml", "icl_tasks:\n- label: mc\n  dataset_uri: ../mc.jsonl\n  icl_task_type: schema\n  num_fewshot: [0]\n");
+  write("core.yaml",
+        "icl_tasks:\n- label: mc\n  dataset_uri: ../mc.jsonl\n  icl_task_type: schema\n  num_fewshot: [0]\n");
   expect_error(path("core.yaml") + ":2", "inside eval_data/");
   write("core.yaml",
         "icl_tasks:\n- label: mc\n  dataset_uri: mc.jsonl\n  icl_task_type: multiple_choice\n  num_fewshot: [0]\n"
@@ -152,8 +155,9 @@ TEST_F(BundleTest, MalformedJsonLine) {
 }
 
 TEST_F(BundleTest, GoldOutOfRange) {
-  write("eval_data/mc.jsonl", "{\"query\": \"Q1\", \"choices\": [\"a\"], \"gold\": 0}\n"
-                              "{\"query\": \"Q1\", \"choices\": [\"a\", \"b\"], \"gold\": 2}\n");
+  write("eval_data/mc.jsonl",
+        "{\"query\": \"Q1\", \"choices\": [\"a\"], \"gold\": 0}\n"
+        "{\"query\": \"Q1\", \"choices\": [\"a\", \"b\"], \"gold\": 2}\n");
   expect_error(path("eval_data/mc.jsonl") + ":2:", "'gold' 2 is outside choices (2)");
   write("eval_data/sc.jsonl", "{\"context_options\": [\"A\"], \"continuation\": \"c\", \"gold\": -1}\n");
   write("eval_data/mc.jsonl", "{\"query\": \"Q1\", \"choices\": [\"a\"], \"gold\": 0}\n");
@@ -182,10 +186,11 @@ TEST_F(BundleTest, TaskWithNoItems) {
 }
 
 TEST_F(BundleTest, SkipBadReportsAndLeavesOut) {
-  write("eval_data/mc.jsonl", "{\"query\": \"Q1\", \"choices\": [\"a\"], \"gold\": 0}\n"
-                              "not json\n"
-                              "{\"query\": \"Q3\", \"choices\": [\"a\", \"b\"], \"gold\": 5}\n"
-                              "{\"query\": \"Q4\", \"choices\": [\"a\", \"b\"], \"gold\": 1}\n");
+  write("eval_data/mc.jsonl",
+        "{\"query\": \"Q1\", \"choices\": [\"a\"], \"gold\": 0}\n"
+        "not json\n"
+        "{\"query\": \"Q3\", \"choices\": [\"a\", \"b\"], \"gold\": 5}\n"
+        "{\"query\": \"Q4\", \"choices\": [\"a\", \"b\"], \"gold\": 1}\n");
   BundleOptions o;
   o.skip_bad = true;
   std::vector<std::string> skipped;

@@ -3,6 +3,8 @@
 // among candidates (NaN and ties as Python's min), the span score from hand-made logits, the
 // plain scorer against the model's own per-position losses, and the task loop with a scorer
 // whose answers are known.
+#include "eval/core/core_eval.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 
 #include "backends/ref/ref_backend.h"
 #include "core/rng.h"
-#include "eval/core/core_eval.h"
 #include "eval/core/scorer_plain.h"
 #include "model/params.h"
 #include "tokenizer/byte_tokenizer.h"
@@ -42,9 +43,9 @@ std::vector<CandidateScore> losses(std::vector<double> v) {
 
 TEST(CoreArithmetic, ChoiceFollowsPythonMin) {
   EXPECT_EQ(choose_candidate(losses({2.0, 1.0, 3.0})), 1);
-  EXPECT_EQ(choose_candidate(losses({1.0, 2.0, 1.0})), 0);  // the first of equal losses
-  EXPECT_EQ(choose_candidate(losses({2.0, kNaN, 1.5})), 2); // a NaN later never wins
-  EXPECT_EQ(choose_candidate(losses({kNaN, 0.5, 0.1})), 0); // a NaN first always wins
+  EXPECT_EQ(choose_candidate(losses({1.0, 2.0, 1.0})), 0);   // the first of equal losses
+  EXPECT_EQ(choose_candidate(losses({2.0, kNaN, 1.5})), 2);  // a NaN later never wins
+  EXPECT_EQ(choose_candidate(losses({kNaN, 0.5, 0.1})), 0);  // a NaN first always wins
   EXPECT_EQ(choose_candidate(losses({7.0})), 0);
 }
 
@@ -126,7 +127,8 @@ TEST(CoreEval, AccuracyCenteredAndCoreOverTasks) {
   CoreTask mc;
   mc.label = "mc", mc.type = CoreTaskType::kMultipleChoice, mc.shots = 10, mc.baseline = 50, mc.path = "mc.jsonl";
   // Chosen: the choice with the largest last byte; right on items 1 and 2 only.
-  mc.items = {mc_item({"a", "b"}, 1, 1), mc_item({"z", "b"}, 0, 2), mc_item({"a", "c"}, 0, 3), mc_item({"x", "y"}, 0, 4)};
+  mc.items = {mc_item({"a", "b"}, 1, 1), mc_item({"z", "b"}, 0, 2), mc_item({"a", "c"}, 0, 3),
+              mc_item({"x", "y"}, 0, 4)};
   CoreTask lm;
   lm.label = "lm", lm.type = CoreTaskType::kLanguageModeling, lm.shots = 0, lm.baseline = 0, lm.path = "lm.jsonl";
   for (const char* w : {"b", "c", "d"}) {

@@ -64,7 +64,10 @@ TEST(CoreRender, LanguageModelingGolden) {
   EXPECT_EQ(p[0], "Two plus two is four\n\nRed and blue\n\nThe capital of France is");
   EXPECT_EQ(p[1], "Two plus two is four\n\nRed and blue\n\nThe capital of France is Paris");
   // Python's str.strip: Unicode whitespace too (NBSP, ideographic space), not other characters.
-  const CoreItem u = lm("\xC2\xA0\xE3\x80\x80" "Caf\xC3\xA9\xE2\x80\x83", "x");
+  const CoreItem u =
+      lm("\xC2\xA0\xE3\x80\x80"
+         "Caf\xC3\xA9\xE2\x80\x83",
+         "x");
   const auto q = render_prompts(CoreTaskType::kLanguageModeling, "=", u, {});
   EXPECT_EQ(q[0], "Caf\xC3\xA9=");
   EXPECT_EQ(q[1], "Caf\xC3\xA9=x");
@@ -75,8 +78,13 @@ TEST(CoreRender, LanguageModelingGolden) {
 
 TEST(CoreRender, PyStrip) {
   EXPECT_EQ(py_strip(" \t\n\r\x0b\x0c\x1c\x1f a b \x85"), "a b \x85");  // \x85 alone is not UTF-8 NEL
-  EXPECT_EQ(py_strip("\xC2\x85" "a\xE2\x80\xA8"), "a");                  // NEL, LINE SEPARATOR
-  EXPECT_EQ(py_strip("\xE2\x80\x8B" "a"), "\xE2\x80\x8B" "a");           // zero-width space is not whitespace
+  EXPECT_EQ(py_strip("\xC2\x85"
+                     "a\xE2\x80\xA8"),
+            "a");  // NEL, LINE SEPARATOR
+  EXPECT_EQ(py_strip("\xE2\x80\x8B"
+                     "a"),
+            "\xE2\x80\x8B"
+            "a");  // zero-width space is not whitespace
   EXPECT_EQ(py_strip("   "), "");
 }
 

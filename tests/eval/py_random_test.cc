@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // PyRandom against CPython's random module: golden values, and sequences that /usr/bin/python3
 // produces here for many seeds, sizes and shot counts (both of sample's algorithms).
+#include "eval/core/py_random.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <sstream>
 #include <string>
-
-#include "eval/core/py_random.h"
 
 namespace nt {
 namespace {
@@ -32,7 +32,8 @@ std::vector<int64_t> read_ints(std::istringstream& in, size_t n) {
 }
 
 TEST(PyRandom, GoldenValues) {
-  // Recorded from CPython 3.11: Random(0).getrandbits(32), Random(1337).shuffle(range(10)), Random(2**40).getrandbits(32).
+  // Recorded from CPython 3.11: Random(0).getrandbits(32), Random(1337).shuffle(range(10)),
+  // Random(2**40).getrandbits(32).
   PyRandom r0(0);
   EXPECT_EQ(r0.genrand_uint32(), 3626764237u);
   PyRandom r(1337);

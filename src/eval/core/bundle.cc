@@ -16,9 +16,12 @@ namespace nt {
 
 const char* core_task_type_name(CoreTaskType t) {
   switch (t) {
-    case CoreTaskType::kMultipleChoice: return "multiple_choice";
-    case CoreTaskType::kSchema: return "schema";
-    case CoreTaskType::kLanguageModeling: return "language_modeling";
+    case CoreTaskType::kMultipleChoice:
+      return "multiple_choice";
+    case CoreTaskType::kSchema:
+      return "schema";
+    case CoreTaskType::kLanguageModeling:
+      return "language_modeling";
   }
   return "?";
 }
@@ -48,7 +51,8 @@ int yaml_shots(const YAML::Node& task, const std::string& path, int line) {
   const YAML::Node v = task["num_fewshot"];
   if (!v) fail("%s:%d: task entry has no 'num_fewshot'", path.c_str(), line);
   const int at = v.Mark().line + 1;
-  if (!v.IsSequence() || v.size() == 0) fail("%s:%d: 'num_fewshot' must be a non-empty list, e.g. [0]", path.c_str(), at);
+  if (!v.IsSequence() || v.size() == 0)
+    fail("%s:%d: 'num_fewshot' must be a non-empty list, e.g. [0]", path.c_str(), at);
   int k = -1;
   try {
     k = v[0].as<int>();
@@ -126,14 +130,16 @@ CoreBundle read_bundle(const std::string& dir, const BundleOptions& opt) {
     t.delimiter = s.delimiter;
     t.type = parse_type(s, yaml_path);
     t.shots = s.shots;
-    const auto it = std::find_if(baselines.rbegin(), baselines.rend(), [&](const auto& p) { return p.first == s.label; });
+    const auto it =
+        std::find_if(baselines.rbegin(), baselines.rend(), [&](const auto& p) { return p.first == s.label; });
     if (it == baselines.rend())
       fail("%s: task '%s' (%s:%d) has no row with its random baseline", csv_path.c_str(), s.label.c_str(),
            yaml_path.c_str(), s.line);
     t.baseline = it->second;
     t.path = (fs::path(dir) / "eval_data" / s.dataset_uri).string();
     if (!fs::exists(t.path))
-      fail("%s: not found (dataset_uri of task '%s', %s:%d)", t.path.c_str(), s.label.c_str(), yaml_path.c_str(), s.line);
+      fail("%s: not found (dataset_uri of task '%s', %s:%d)", t.path.c_str(), s.label.c_str(), yaml_path.c_str(),
+           s.line);
     const std::string data = read_file(t.path);
     sums += to_hex(sha256(data)) + "  eval_data/" + s.dataset_uri + "\n";
     t.items = parse_task_items(data, t.path, t.type, opt);

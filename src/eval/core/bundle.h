@@ -31,14 +31,14 @@ struct CoreTask {
   std::string label, dataset_uri, delimiter = " ";
   std::string path;  // the JSONL file as opened (bundle dir joined with eval_data/<uri>)
   CoreTaskType type = CoreTaskType::kMultipleChoice;
-  int shots = 0;        // num_fewshot[0]
-  double baseline = 0;  // random baseline, percent
+  int shots = 0;                // num_fewshot[0]
+  double baseline = 0;          // random baseline, percent
   std::vector<CoreItem> items;  // in file order
 };
 
 struct BundleOptions {
-  std::vector<std::string> tasks;  // labels to load (empty: all); an unknown label is an error
-  bool skip_bad = false;           // report and leave out bad items instead of failing
+  std::vector<std::string> tasks;                   // labels to load (empty: all); an unknown label is an error
+  bool skip_bad = false;                            // report and leave out bad items instead of failing
   std::function<void(const std::string&)> on_skip;  // one line per item left out (skip_bad)
 };
 

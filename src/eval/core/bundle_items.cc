@@ -37,8 +37,10 @@ std::vector<CsvRow> split_csv(const std::string& text, const std::string& path) 
   for (; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') cell += text[++i];
-      else if (c == '"') quoted = false;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        cell += text[++i];
+      else if (c == '"')
+        quoted = false;
       else {
         if (c == '\n') ++line;
         cell += c;
@@ -175,7 +177,8 @@ std::vector<CoreItem> parse_task_items(const std::string& text, const std::strin
       it.line = n;
       items.push_back(std::move(it));
     } catch (const Error& e) {
-      const std::string msg = strf("%s:%lld: %s item: %s", path.c_str(), (long long)n, core_task_type_name(type), e.what());
+      const std::string msg =
+          strf("%s:%lld: %s item: %s", path.c_str(), (long long)n, core_task_type_name(type), e.what());
       if (!opt.skip_bad) throw Error(msg);
       if (opt.on_skip) opt.on_skip("skipped " + msg);
     }

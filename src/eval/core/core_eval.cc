@@ -50,8 +50,8 @@ void build_task_questions(const CoreTask& task, const std::vector<CoreItem>& ite
       qs.push_back(build_question(task.type, render_prompts(task.type, task.delimiter, it, shot_items), tok, max_len));
       pending.push_back({it.line, it.gold});
     } catch (const Error& e) {
-      const std::string msg = strf("%s:%lld: task '%s': %s", task.path.c_str(), (long long)it.line,
-                                   task.label.c_str(), e.what());
+      const std::string msg =
+          strf("%s:%lld: task '%s': %s", task.path.c_str(), (long long)it.line, task.label.c_str(), e.what());
       if (!opt.skip_bad) throw Error(msg);
       ++skipped;
       if (opt.on_skip) opt.on_skip("skipped " + msg);
@@ -95,8 +95,10 @@ CoreResult evaluate_core(const CoreBundle& bundle, const Tokenizer& tok, int max
       for (size_t i = 0; i < part.size(); ++i) {
         const PendingItem& p = pending[b + i];
         CoreDecision d{p.line, 0, false};
-        if (task.type == CoreTaskType::kLanguageModeling) d.correct = scores[i][0].greedy_match;
-        else d.correct = (d.predicted = choose_candidate(scores[i])) == p.gold;
+        if (task.type == CoreTaskType::kLanguageModeling)
+          d.correct = scores[i][0].greedy_match;
+        else
+          d.correct = (d.predicted = choose_candidate(scores[i])) == p.gold;
         tr.correct += d.correct;
         tr.decisions.push_back(d);
       }
