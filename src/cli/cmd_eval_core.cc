@@ -2,6 +2,7 @@
 // `nanotrain eval core`: the CORE score of a run's model (or a checkpoint) on an evaluation
 // bundle in the DCLM layout: a table per task, CORE, and optionally the whole result as JSON.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -121,9 +122,11 @@ void load_model_weights(const EvalModel& m, Gpt& model) {
 void print_table(const CoreResult& r) {
   std::printf("%-34s %-17s %5s %7s %9s %9s %9s\n", "task", "type", "shots", "items", "accuracy", "centered",
               "baseline");
+  // A centered 0 can come out as -1e-17 (0.01 * b is inexact); it shows as 0, not -0.0000.
+  const auto shown = [](double x) { return std::fabs(x) < 5e-9 ? 0.0 : x; };
   for (const auto& t : r.tasks)
     std::printf("%-34s %-17s %5d %7lld %9.4f %9.4f %8.1f%%\n", t.label.c_str(), core_task_type_name(t.type), t.shots,
-                (long long)t.items, t.accuracy, t.centered, t.baseline);
+                (long long)t.items, t.accuracy, shown(t.centered), t.baseline);
   const double secs = r.seconds > 0 ? r.seconds : 1e-9;
   std::printf("CORE %.6f over %zu task(s) | %lld items in %.1fs, %.1f items/s, %.0f tokens/s\n", r.core,
               r.tasks.size(), (long long)r.examples, r.seconds, double(r.examples) / secs,
@@ -189,6 +192,10 @@ void run_eval_core(const EvalCoreFlags& o) {
   };
   const CoreResult r = evaluate_core(bundle, *m.run.tokenizer, T, scorer, eo);
   progress.finish();
+  for (const auto& t : r.tasks)
+    if (t.shots < t.shots_requested)
+      warn_line(strf("task '%s': %lld items, so %d shots each instead of %d", t.label.c_str(),
+                     (long long)(t.items + t.skipped), t.shots, t.shots_requested));
   print_table(r);
   if (!o.json_path.empty()) write_file_atomic(o.json_path, result_json(r, bundle, m, o).dump(1) + "\n");
 }
