@@ -157,6 +157,15 @@ TEST(CoreEval, AccuracyCenteredAndCoreOverTasks) {
   EXPECT_EQ(r.tasks[1].correct, 2);  // "b" (98) and "d" (100) are even
   EXPECT_DOUBLE_EQ(r.tasks[1].centered, 2.0 / 3);
   EXPECT_NEAR(r.core, (0.0 + 2.0 / 3) / 2, 1e-15);
+  // Chunks of any size give the same decisions.
+  o.chunk_questions = 1;
+  o.on_progress = nullptr;
+  const CoreResult ones = evaluate_core(b, tok, 64, scorer, o);
+  for (size_t t = 0; t < 2; ++t)
+    for (size_t i = 0; i < r.tasks[t].decisions.size(); ++i) {
+      EXPECT_EQ(ones.tasks[t].decisions[i].line, r.tasks[t].decisions[i].line);
+      EXPECT_EQ(ones.tasks[t].decisions[i].predicted, r.tasks[t].decisions[i].predicted);
+    }
   // --max-per-task 1: one item and no shots.
   o.max_per_task = 1;
   o.on_progress = nullptr;

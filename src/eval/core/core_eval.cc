@@ -35,13 +35,16 @@ struct PendingItem {
   int gold = 0;
 };
 
-// Renders and tokenizes the items of one task; an item the reference cannot score is an error
+// Renders and tokenizes the task's items [begin, end) (a chunk at a time, so that a large task's
+// token sequences never all exist at once); an item the reference cannot score is an error
 // naming its line, or with skip_bad is reported and left out.
-void build_task_questions(const CoreTask& task, const std::vector<CoreItem>& items, int shots, const Tokenizer& tok,
-                          int max_len, const CoreEvalOptions& opt, std::vector<CoreQuestion>& qs,
-                          std::vector<PendingItem>& pending, int64_t& skipped) {
+void build_task_questions(const CoreTask& task, const std::vector<CoreItem>& items, int64_t begin, int64_t end,
+                          int shots, const Tokenizer& tok, int max_len, const CoreEvalOptions& opt,
+                          std::vector<CoreQuestion>& qs, std::vector<PendingItem>& pending, int64_t& skipped) {
   const int64_t n = int64_t(items.size());
-  for (int64_t idx = 0; idx < n; ++idx) {
+  qs.clear();
+  pending.clear();
+  for (int64_t idx = begin; idx < end; ++idx) {
     const CoreItem& it = items[size_t(idx)];
     std::vector<const CoreItem*> shot_items;
     if (shots > 0)
@@ -83,17 +86,15 @@ CoreResult evaluate_core(const CoreBundle& bundle, const Tokenizer& tok, int max
     tr.shots = int(std::min<int64_t>(task.shots, n - 1));
     std::vector<CoreQuestion> qs;
     std::vector<PendingItem> pending;
-    build_task_questions(task, chosen[ti], tr.shots, tok, max_len, opt, qs, pending, tr.skipped);
-    all_done += tr.skipped;
-    if (qs.empty()) fail("%s: task '%s' has no item left to score", task.path.c_str(), task.label.c_str());
     std::vector<std::vector<CandidateScore>> scores;
-    const size_t chunk = size_t(std::max(1, opt.chunk_questions));
-    for (size_t b = 0; b < qs.size(); b += chunk) {
-      const size_t e = std::min(qs.size(), b + chunk);
-      std::vector<CoreQuestion> part(qs.begin() + long(b), qs.begin() + long(e));
-      scorer.score(part, scores);
-      for (size_t i = 0; i < part.size(); ++i) {
-        const PendingItem& p = pending[b + i];
+    const int64_t chunk = std::max(1, opt.chunk_questions);
+    for (int64_t b = 0; b < n; b += chunk) {
+      const int64_t e = std::min(n, b + chunk);
+      const int64_t skipped_before = tr.skipped;
+      build_task_questions(task, chosen[ti], b, e, tr.shots, tok, max_len, opt, qs, pending, tr.skipped);
+      if (!qs.empty()) scorer.score(qs, scores);
+      for (size_t i = 0; i < qs.size(); ++i) {
+        const PendingItem& p = pending[i];
         CoreDecision d{p.line, 0, false};
         if (task.type == CoreTaskType::kLanguageModeling)
           d.correct = scores[i][0].greedy_match;
@@ -102,9 +103,10 @@ CoreResult evaluate_core(const CoreBundle& bundle, const Tokenizer& tok, int max
         tr.correct += d.correct;
         tr.decisions.push_back(d);
       }
-      all_done += int64_t(part.size());
-      if (opt.on_progress) opt.on_progress(task.label, int64_t(e) + tr.skipped, n, all_done, all_total);
+      all_done += int64_t(qs.size()) + tr.skipped - skipped_before;
+      if (opt.on_progress) opt.on_progress(task.label, e, n, all_done, all_total);
     }
+    if (tr.decisions.empty()) fail("%s: task '%s' has no item left to score", task.path.c_str(), task.label.c_str());
     tr.items = int64_t(tr.decisions.size());
     tr.accuracy = double(tr.correct) / double(tr.items);
     tr.centered = centered_accuracy(tr.accuracy, tr.baseline);
