@@ -51,6 +51,12 @@ with open(os.path.join(sys.argv[2], "eval_meta_data.csv"), "a") as f:
     f.write("of_next,0\n")
 PYEOF
 
+# --- the tokenizer as tools/core_ref drives it: every string encoded, empty ones too, and BOS
+out=$(printf '["ab", "", "\\u00e9"]' | "$NT" tokenizer encode --run-dir "$TMP/run" --json)
+check "tokenizer encode --json ($out)" "[ '$out' = '{\"bos\":256,\"ids\":[[97,98],[],[195,169]]}' ]"
+expect_error "tokenizer encode --json refuses what is not an array of strings" "--input" \
+  bash -c "echo '[1]' | '$NT' tokenizer encode --run-dir '$TMP/run' --json"
+
 # --- agreement with the independent reference implementation, item by item
 "$NT" eval core --run-dir "$TMP/run" --bundle "$TMP/bundle" --max-per-task 30 --json "$TMP/core.json" \
   >"$TMP/core.out" 2>"$TMP/core.err"
