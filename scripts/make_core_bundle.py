@@ -7,7 +7,9 @@ usage: scripts/make_core_bundle.py --input FILE_OR_DIR... --out DIR [--items 500
 
 Inputs are text files, folders of them (recursively) or .jsonl files (field "text"). The text is
 cut into sentences, and three kinds of task are made from them:
-  language_modeling  a passage without its last word; the continuation is that word
+  language_modeling  a passage without its last word; the continuation is that word (or, in
+                     the common_next_word tasks, a passage cut before one of the text's most
+                     frequent words, which small models learn to predict early)
   multiple_choice    a sentence; the choices are the sentence that followed it and distractors
                      drawn from elsewhere in the text
   schema             the context options are the sentence that preceded a sentence and
@@ -41,6 +43,7 @@ OFFICIAL = [
 # label, type, shots, baseline, choices: the project's own small bundle.
 OWN = [
     ("last_word", "language_modeling", 0, 0, 1), ("last_word_5shot", "language_modeling", 5, 0, 1),
+    ("common_next_word", "language_modeling", 0, 0, 0), ("common_next_word_5shot", "language_modeling", 5, 0, 0),
     ("next_sentence", "multiple_choice", 0, 25, 4), ("next_sentence_3shot", "multiple_choice", 3, 25, 4),
     ("previous_sentence", "schema", 0, 50, 2), ("previous_sentence_2shot", "schema", 2, 50, 2),
 ]
@@ -74,7 +77,25 @@ def sentence_runs(texts, max_words):
     return runs
 
 
+def common_next_word_items(runs, count, rng):
+    """Passages of 6 to 16 words ending just before one of the 30 most frequent words."""
+    words = [w for r in runs for w in " ".join(r).split()]
+    freq = {}
+    for w in words:
+        freq[w] = freq.get(w, 0) + 1
+    common = {w for w, _ in sorted(freq.items(), key=lambda kv: -kv[1]) if re.fullmatch(r"[a-z]+", w)}
+    common = set(sorted(common, key=lambda w: -freq[w])[:30])
+    spots = [i for i in range(16, len(words)) if words[i] in common and re.search(r"[A-Za-z]$", words[i - 1])]
+    items = []
+    for _ in range(count):
+        i = rng.choice(spots)
+        items.append({"context": " ".join(words[i - rng.randint(6, 16):i]), "continuation": words[i]})
+    return items
+
+
 def make_items(kind, n_choices, runs, count, rng):
+    if n_choices == 0:
+        return common_next_word_items(runs, count, rng)
     pairs = [(r[i], r[i + 1]) for r in runs for i in range(len(r) - 1)]
     singles = [s for r in runs for s in r]
     if not pairs:
