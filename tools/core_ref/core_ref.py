@@ -51,15 +51,19 @@ LM_TEMPLATE = """
 {{ item.context | trim }}{{ continuation_delimiter }}{% if include_continuation %}{{ item.continuation }}{% endif %}""".strip()
 
 
+TEMPLATES = {"multiple_choice": MC_TEMPLATE, "schema": SCHEMA_TEMPLATE, "language_modeling": LM_TEMPLATE}
+_TEMPLATES = {}
+
+
 def render(task_type, item, delim, shots):
     ctx = {"fewshot_examples": shots, "continuation_delimiter": delim, "item": item}
+    if task_type not in _TEMPLATES:
+        _TEMPLATES[task_type] = Template(TEMPLATES[task_type])
+    t = _TEMPLATES[task_type]
     if task_type == "multiple_choice":
-        t = Template(MC_TEMPLATE)
         return [t.render(choice=c, **ctx) for c in item["choices"]]
     if task_type == "schema":
-        t = Template(SCHEMA_TEMPLATE)
         return [t.render(context=c, **ctx) for c in item["context_options"]]
-    t = Template(LM_TEMPLATE)
     return [t.render(include_continuation=False, **ctx).strip(), t.render(include_continuation=True, **ctx)]
 
 
