@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -173,6 +174,9 @@ void run_eval_core(const EvalCoreFlags& o) {
   bo.skip_bad = o.skip_bad;
   bo.on_skip = warn;
   const CoreBundle bundle = read_bundle(o.bundle, bo);
+  // The JSON's temporary file is made now, so that an unwritable destination fails before the work.
+  std::optional<AtomicFile> json_out;
+  if (!o.json_path.empty()) json_out.emplace(o.json_path);
   const int T = m.run.model.seq_len;
   Gpt model(m.run.model, backend_for_device(o.device).kernels(), 1, T);
   load_model_weights(m, model);
@@ -197,7 +201,10 @@ void run_eval_core(const EvalCoreFlags& o) {
       warn_line(strf("task '%s': %lld items, so %d shots each instead of %d", t.label.c_str(),
                      (long long)(t.items + t.skipped), t.shots, t.shots_requested));
   print_table(r);
-  if (!o.json_path.empty()) write_file_atomic(o.json_path, result_json(r, bundle, m, o).dump(1) + "\n");
+  if (json_out) {
+    json_out->write(result_json(r, bundle, m, o).dump(1) + "\n");
+    json_out->commit();
+  }
 }
 
 }  // namespace

@@ -134,6 +134,8 @@ expect_error "--tasks with an unknown task" "--tasks: 'nope'" \
 expect_error "a missing bundle" "missing_bundle" "$NT" eval core --run-dir "$TMP/run" --bundle "$TMP/missing_bundle"
 expect_error "--run-dir and --checkpoint together" "exactly one" \
   "$NT" eval core --run-dir "$TMP/run" --checkpoint "$TMP/run/model.safetensors" --bundle "$TMP/bundle"
+expect_error "an unwritable --json fails before the evaluation" "nowhere/core.json" \
+  "$NT" eval core --run-dir "$TMP/run" --bundle "$TMP/bundle" --json "$TMP/nowhere/core.json"
 expect_error "--scorer with an unknown name" "--scorer" \
   "$NT" eval core --run-dir "$TMP/run" --bundle "$TMP/bundle" --scorer quick
 finish
