@@ -62,8 +62,10 @@ std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
   std::string part;
-  while (std::getline(in, part, ','))
-    if (!part.empty()) out.push_back(part);
+  while (std::getline(in, part, ',')) {
+    const size_t b = part.find_first_not_of(" \t"), e = part.find_last_not_of(" \t");
+    if (b != std::string::npos) out.push_back(part.substr(b, e - b + 1));
+  }
   return out;
 }
 
