@@ -17,6 +17,12 @@ double Schedule::multiplier(double progress) const {
   return 1.0;
 }
 
+double Schedule::warmdown_done(double progress) const {
+  const double p = std::clamp(progress, 0.0, 1.0);
+  if (warmdown_frac <= 0 || p <= 1.0 - warmdown_frac) return 0.0;
+  return std::min(1.0, (p - (1.0 - warmdown_frac)) / warmdown_frac);
+}
+
 void Schedule::validate() const {
   validate_fields(*this);
   if (warmup_frac + warmdown_frac > 1) fail("--warmup-frac + --warmdown-frac must not exceed 1");

@@ -12,6 +12,8 @@ struct Schedule {
   double warmdown_frac = 0.5;
   double final_lr_frac = 0.0;
   double multiplier(double progress) const;
+  // The fraction of the warm-down done at `progress`: 0 before it, 1 at its end.
+  double warmdown_done(double progress) const;
   void validate() const;  // errors name the flag
 
   template <class V>

@@ -154,7 +154,8 @@ void TrainLoop::stop(int sig) {
                               sig == 2 ? "SIGINT" : "SIGTERM", (long long)step_, run_.dir().c_str())};
 }
 
-bool TrainLoop::step(double lrm) {
+bool TrainLoop::step(double progress) {
+  const double lrm = cfg_.schedule.multiplier(progress);
   const auto t0 = Clock::now();
   std::optional<profile::Zone> step_zone(std::in_place, profile::kStep);
   double loss = 0;
@@ -179,7 +180,7 @@ bool TrainLoop::step(double lrm) {
   }
   {
     profile::Zone zone(profile::kOptimizer);
-    opt_.step(model_.params(), model_.grads(), lrm);
+    opt_.step(model_.params(), model_.grads(), lrm, progress, cfg_.schedule.warmdown_done(progress));
   }
   step_zone.reset();
   const double dt = since(t0);
@@ -216,7 +217,7 @@ void TrainLoop::run() {
     if (plan_.eval_every.due(step_, budget_.used(), last_eval_at_) && last_eval_at_ < budget_.used()) evaluate();
     if (plan_.save_every.due(step_, budget_.used(), last_save_at_)) save_if_new();
     const double progress_frac = cfg_.steps > 0 ? double(step_) / double(cfg_.steps) : budget_.progress();
-    step(cfg_.schedule.multiplier(progress_frac));
+    step(progress_frac);
   }
   progress_.finish();
 }

@@ -53,9 +53,9 @@ class TrainLoop {
   int64_t rollbacks() const { return rollbacks_; }
 
  private:
-  // One optimizer step at learning-rate multiplier lrm; false when the loss or a gradient was
-  // not finite (the step is not taken).
-  bool step(double lrm);
+  // One optimizer step at `progress` of the budget (the schedules' input); false when the loss
+  // or a gradient was not finite (the step is not taken).
+  bool step(double progress);
   void log_step(double loss, double grad_norm, double lrm, double seconds);
   void restore(const CheckpointData& ck);
   void save();
