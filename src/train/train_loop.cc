@@ -61,6 +61,7 @@ void TrainLoop::restore(const CheckpointData& ck) {
   restore_checkpoint(ck, model_.params(), opt_.m().data(), opt_.v().data());
   const TrainState& s = ck.state;
   step_ = s.step;
+  tokens_ = s.tokens >= 0 ? s.tokens : s.step * plan_.step_tokens;
   opt_.set_steps_taken(s.optimizer_steps);
   opt_.set_lr_scale(s.lr_scale);
   try {
@@ -88,6 +89,7 @@ TrainState TrainLoop::state() const {
   TrainState s;
   s.step = step_;
   s.optimizer_steps = opt_.steps_taken();
+  s.tokens = tokens_;
   s.lr_scale = opt_.lr_scale();
   s.loader = loader_.state();
   s.train_seconds = budget_.used();
@@ -159,7 +161,7 @@ bool TrainLoop::step(double progress) {
   const auto t0 = Clock::now();
   std::optional<profile::Zone> step_zone(std::in_place, profile::kStep);
   double loss = 0;
-  const int64_t accum = plan_.accum;
+  const int64_t accum = cfg_.schedule.micro_batches(progress, plan_.accum);
   for (int64_t a = 0; a < accum; ++a) {
     const auto td = Clock::now();
     {
@@ -186,17 +188,19 @@ bool TrainLoop::step(double progress) {
   const double dt = since(t0);
   budget_.charge(dt);
   ++step_;
+  const int64_t step_tokens = accum * plan_.B * plan_.T;
+  tokens_ += step_tokens;
   last_loss_ = loss;
-  log_step(loss, grad_norm, lrm, dt);
+  log_step(loss, grad_norm, lrm, dt, step_tokens);
   return true;
 }
 
-void TrainLoop::log_step(double loss, double grad_norm, double lrm, double dt) {
+void TrainLoop::log_step(double loss, double grad_norm, double lrm, double dt, int64_t step_tokens) {
   const int64_t steps = cfg_.steps;
-  const double tps = double(plan_.step_tokens) / dt;
+  const double tps = double(step_tokens) / dt;
   const double mfu = tps * plan_.flops_per_token / (peak_gflops_ * 1e9);
   run_.log_metric({{"type", "step"}, {"step", step_}, {"loss", loss}, {"grad_norm", grad_norm}, {"lr_mult", lrm},
-                   {"train_seconds", budget_.used()}, {"step_seconds", dt}, {"tokens", step_ * plan_.step_tokens},
+                   {"train_seconds", budget_.used()}, {"step_seconds", dt}, {"tokens", tokens_},
                    {"tokens_per_second", tps}, {"mfu", mfu}});
   const std::string left = steps > 0 ? strf("%lld steps left", (long long)(steps - step_))
                                      : format_duration(std::max(0.0, plan_.budget_s - budget_.used())) + " left";

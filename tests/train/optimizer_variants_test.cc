@@ -14,6 +14,7 @@
 #include "model/params.h"
 #include "optim/muon_variants.h"
 #include "optim/optimizer.h"
+#include "optim/schedule.h"
 #include "test_util.h"
 #include "train/checkpoint.h"
 
@@ -187,6 +188,21 @@ TEST(MuonVariants, MomentumAndDecaySchedules) {
   EXPECT_NEAR(c.muon_wd_at(1), 0.0, 1e-15);
   c.muon_wd_schedule = "constant";
   EXPECT_DOUBLE_EQ(c.muon_wd_at(0.9), 0.2);
+}
+
+// The batch-size schedule: from the start fraction, linear to the full batch over the ramp, in
+// whole micro-batches (at least one).
+TEST(MuonVariants, BatchSizeScheduleRampsInMicroBatches) {
+  Schedule s;
+  EXPECT_EQ(s.micro_batches(0.0, 8), 8);  // the default: the full batch throughout
+  s.batch_start_frac = 0.25, s.batch_ramp_frac = 0.5;
+  EXPECT_EQ(s.micro_batches(0.0, 8), 2);
+  EXPECT_EQ(s.micro_batches(0.25, 8), 5);  // 0.625 of 8
+  EXPECT_EQ(s.micro_batches(0.5, 8), 8);
+  EXPECT_EQ(s.micro_batches(0.9, 8), 8);
+  EXPECT_EQ(s.micro_batches(0.0, 2), 1);  // never below one
+  s.batch_start_frac = 0;
+  EXPECT_EQ(test::error_of([&] { s.validate(); }), "--batch-start-frac 0: must be in (0, 1]");
 }
 
 TEST(MuonVariants, FlagErrors) {
