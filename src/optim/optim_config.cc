@@ -80,13 +80,20 @@ AdamGroup OptimConfig::adam_group(ParamGroup g) const {
     return a;
   };
   switch (g) {
-    case ParamGroup::kEmbed: return make(lr_embed, adam_betas_embed, adam_wd_embed);
-    case ParamGroup::kHead: return make(lr_head, adam_betas_head, adam_wd_head);
-    case ParamGroup::kValueEmbed: return make(lr_value_embed, adam_betas_value_embed, adam_wd_value_embed);
-    case ParamGroup::kResidLambdas: return make(lr_resid_lambdas, adam_betas_resid_lambdas, adam_wd_resid_lambdas);
-    case ParamGroup::kX0Lambdas: return make(lr_x0_lambdas, adam_betas_x0_lambdas, adam_wd_x0_lambdas);
-    case ParamGroup::kGates: return make(lr_gates, adam_betas_gates, adam_wd_gates);
-    case ParamGroup::kMatrix: break;
+    case ParamGroup::kEmbed:
+      return make(lr_embed, adam_betas_embed, adam_wd_embed);
+    case ParamGroup::kHead:
+      return make(lr_head, adam_betas_head, adam_wd_head);
+    case ParamGroup::kValueEmbed:
+      return make(lr_value_embed, adam_betas_value_embed, adam_wd_value_embed);
+    case ParamGroup::kResidLambdas:
+      return make(lr_resid_lambdas, adam_betas_resid_lambdas, adam_wd_resid_lambdas);
+    case ParamGroup::kX0Lambdas:
+      return make(lr_x0_lambdas, adam_betas_x0_lambdas, adam_wd_x0_lambdas);
+    case ParamGroup::kGates:
+      return make(lr_gates, adam_betas_gates, adam_wd_gates);
+    case ParamGroup::kMatrix:
+      break;
   }
   NT_CHECK(false, "the matrices are Muon's, not an AdamW group");
   return {};

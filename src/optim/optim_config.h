@@ -87,8 +87,9 @@ struct OptimConfig {
     v(lr_x0_lambdas, {.key = "lr_x0_lambdas", .flag = "--lr-x0-lambdas",
                       .help = "AdamW LR for x0_lambdas (default 0.5)", .optional = true, .min = 0, .finite = true,
                       .negative_is_default = true, .error = kLr});
-    v(lr_gates, {.key = "lr_gates", .flag = "--lr-gates", .help = "AdamW LR for the smear and backout gates (default 0.2)",
-                 .optional = true, .min = 0, .finite = true, .negative_is_default = true, .error = kLr});
+    v(lr_gates, {.key = "lr_gates", .flag = "--lr-gates",
+                 .help = "AdamW LR for the smear and backout gates (default 0.2)", .optional = true, .min = 0,
+                 .finite = true, .negative_is_default = true, .error = kLr});
     v(beta1, {.key = "beta1", .flag = "--beta1", .help = "AdamW beta1 (embedding, head)", .show_default = true,
               .min = 0, .max = 1, .max_open = true, .error = "must be in [0, 1)"});
     v(beta2, {.key = "beta2", .flag = "--beta2", .help = "AdamW beta2 (embedding, head)", .show_default = true,
@@ -117,7 +118,8 @@ struct OptimConfig {
       v(d, {.key = key, .flag = flag, .help = help, .optional = true, .min = 0, .finite = true,
             .negative_is_default = true, .error = kWd});
     };
-    betas(adam_betas_embed, "adam_betas_embed", "--adam-betas-embed", "B1,B2 of the embedding (default --beta1,--beta2)");
+    betas(adam_betas_embed, "adam_betas_embed", "--adam-betas-embed",
+          "B1,B2 of the embedding (default --beta1,--beta2)");
     betas(adam_betas_head, "adam_betas_head", "--adam-betas-head", "B1,B2 of the head (default --beta1,--beta2)");
     betas(adam_betas_value_embed, "adam_betas_value_embed", "--adam-betas-value-embed",
           "B1,B2 of the value embeddings (default 0.8,0.995)");

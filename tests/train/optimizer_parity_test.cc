@@ -30,13 +30,20 @@ const double kLrm[kSteps] = {1.0, 0.7, 0.4}, kProgress[kSteps] = {0.0, 0.5, 0.9}
 
 const char* group_name(ParamGroup g) {
   switch (g) {
-    case ParamGroup::kEmbed: return "embed";
-    case ParamGroup::kHead: return "head";
-    case ParamGroup::kMatrix: return "matrix";
-    case ParamGroup::kValueEmbed: return "value_embed";
-    case ParamGroup::kResidLambdas: return "resid_lambdas";
-    case ParamGroup::kX0Lambdas: return "x0_lambdas";
-    case ParamGroup::kGates: return "gates";
+    case ParamGroup::kEmbed:
+      return "embed";
+    case ParamGroup::kHead:
+      return "head";
+    case ParamGroup::kMatrix:
+      return "matrix";
+    case ParamGroup::kValueEmbed:
+      return "value_embed";
+    case ParamGroup::kResidLambdas:
+      return "resid_lambdas";
+    case ParamGroup::kX0Lambdas:
+      return "x0_lambdas";
+    case ParamGroup::kGates:
+      return "gates";
   }
   return "?";
 }
@@ -101,8 +108,8 @@ Result run_both(const std::string& name, const std::function<void(OptimConfig&)>
   opt["progress"] = std::vector<double>(kProgress, kProgress + kSteps);
   opt["warmdown"] = std::vector<double>(kWarmdown, kWarmdown + kSteps);
   std::ofstream(dir + "/opt.json") << opt.dump();
-  const std::string cmd = "/usr/bin/python3 " + std::string(NT_SOURCE_DIR) + "/tools/torch_ref/optim_parity.py --dir '" +
-                          dir + "' --dtype float64";
+  const std::string cmd = "/usr/bin/python3 " + std::string(NT_SOURCE_DIR) +
+                          "/tools/torch_ref/optim_parity.py --dir '" + dir + "' --dtype float64";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << "the PyTorch oracle failed (is python3-torch installed?)";
 
   Result r{load_safetensors(dir + "/out.safetensors"), make_params(), make_params(), {}, {}};
@@ -165,7 +172,8 @@ void expect_parity(const Result& r, const char* what, double flip_decay = 0) {
     worst_v = std::max(worst_v, ev);
   }
   std::printf("  %s: worst relative error of a change: Muon %.2g, AdamW %.2g; second moments %.2g%s\n", what,
-              worst_muon, worst_adam, worst_v, flip_decay > 0 ? strf("; %zu cautious-mask flips", all_flips).c_str() : "");
+              worst_muon, worst_adam, worst_v,
+              flip_decay > 0 ? strf("; %zu cautious-mask flips", all_flips).c_str() : "");
 }
 
 TEST(OptimizerParity, BaselineWithEveryAdamGroup) {
@@ -185,8 +193,7 @@ TEST(OptimizerParity, PerGroupAdamSettings) {
 
 TEST(OptimizerParity, PolarExpress) {
   expect_parity(run_both("polar_express", [](OptimConfig& c) { c.muon_coeffs = "polar-express"; }), "Polar Express");
-  expect_parity(run_both("polar_express_3",
-                         [](OptimConfig& c) { c.muon_coeffs = "polar-express", c.ns_steps = 3; }),
+  expect_parity(run_both("polar_express_3", [](OptimConfig& c) { c.muon_coeffs = "polar-express", c.ns_steps = 3; }),
                 "Polar Express, 3 steps");
 }
 
@@ -201,12 +208,11 @@ TEST(OptimizerParity, NorMuon) {
 
 TEST(OptimizerParity, MuonWeightDecay) {
   expect_parity(run_both("muon_wd", [](OptimConfig& c) { c.muon_wd = 0.5; }), "Muon decay (cosine)");
-  expect_parity(run_both("muon_wd_constant",
-                         [](OptimConfig& c) { c.muon_wd = 0.5, c.muon_wd_schedule = "constant"; }),
+  expect_parity(run_both("muon_wd_constant", [](OptimConfig& c) { c.muon_wd = 0.5, c.muon_wd_schedule = "constant"; }),
                 "Muon decay (constant)");
   // The most a weight can take: lr 0.02 x sqrt(4) (the tall matrix's factor) x wd 0.5, per step.
-  expect_parity(run_both("cautious", [](OptimConfig& c) { c.muon_wd = 0.5, c.cautious_wd = true; }),
-                "cautious decay", kSteps * 0.02 * 2 * 0.5);
+  expect_parity(run_both("cautious", [](OptimConfig& c) { c.muon_wd = 0.5, c.cautious_wd = true; }), "cautious decay",
+                kSteps * 0.02 * 2 * 0.5);
 }
 
 TEST(OptimizerParity, MomentumWarmupAndWarmdown) {

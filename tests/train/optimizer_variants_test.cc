@@ -5,6 +5,7 @@
 // momentum schedule's values; NorMuon's state survives a checkpoint bit for bit; and the flags'
 // errors.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <vector>
@@ -125,7 +126,8 @@ TEST(MuonVariants, MuonEqGivesEveryRowTheMeanRowNorm) {
     EXPECT_NEAR(std::sqrt(nn) / target, 1.0, 1e-6) << "row " << i;
     const double ratio = x[size_t(i * cols)] / x0[size_t(i * cols)];  // each row only scaled
     EXPECT_GT(ratio, 0);
-    for (int64_t j = 0; j < cols; ++j) EXPECT_NEAR(x[size_t(i * cols + j)] / x0[size_t(i * cols + j)], ratio, 1e-5 * ratio);
+    for (int64_t j = 0; j < cols; ++j)
+      EXPECT_NEAR(x[size_t(i * cols + j)] / x0[size_t(i * cols + j)], ratio, 1e-5 * ratio);
   }
   std::vector<float> zero(size_t(rows * cols), 0.0f);
   muon_row_equilibrate(zero.data(), rows, cols);
@@ -243,12 +245,42 @@ TEST(MuonVariants, FlagErrors) {
   EXPECT_FALSE(loaded.normuon);
 }
 
+// Muon's variants with its matrices shared among two threads (each list on one-thread kernels)
+// against one thread (every GEMM and pass threaded): the same update up to summation order.
+// (Cautious decay is left out: a weight whose update is within rounding of zero may flip its
+// mask between summation orders; the parity test bounds that.)
+TEST(MuonVariants, SharedAmongThreadsGiveTheOneThreadUpdate) {
+  ModelConfig mc;
+  mc.depth = 2, mc.d_model = 64, mc.n_head = 2, mc.n_kv_head = 1, mc.head_dim = 32, mc.seq_len = 16,
+  mc.vocab_size = 64;
+  OptimConfig oc;
+  oc.normuon = true, oc.muon_coeffs = "polar-express", oc.muon_eq = true, oc.muon_renorm = true;
+  oc.muon_wd = 0.1, oc.muon_momentum_warmup = 2;
+  oc.resolve(mc.d_model);
+  const int saved = omp_get_max_threads();
+  std::vector<float> result[2];
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    ParamArena p(mc), g(mc);
+    init_params(p, 3);
+    Rng r(8);
+    for (size_t i = 0; i < g.numel(); ++i) g.data.data()[i] = float(r.normal());
+    Optimizer o(oc, p, cpu_kernels());
+    EXPECT_EQ(o.muon_threads(), threads);
+    for (int s = 0; s < 3; ++s) o.step(p, g, 1.0, 0.3 * s, 0.0);
+    result[threads - 1].assign(p.data.data(), p.data.data() + p.numel());
+  }
+  omp_set_num_threads(saved);
+  EXPECT_LT(test::rel_err(test::to_f64(result[1].data(), result[1].size()),
+                          test::to_f64(result[0].data(), result[0].size())),
+            1e-5);
+}
+
 // NorMuon's state goes through a checkpoint: two steps, save, restore into a fresh optimizer,
 // two more steps, bit for bit the same as four steps straight.
 TEST(MuonVariants, NorMuonResumesExactlyFromACheckpoint) {
   ModelConfig mc;
-  mc.depth = 1, mc.d_model = 64, mc.n_head = 2, mc.n_kv_head = 1, mc.head_dim = 32, mc.seq_len = 16,
-  mc.vocab_size = 64;
+  mc.depth = 1, mc.d_model = 64, mc.n_head = 2, mc.n_kv_head = 1, mc.head_dim = 32, mc.seq_len = 16, mc.vocab_size = 64;
   OptimConfig oc;
   oc.normuon = true, oc.muon_coeffs = "polar-express", oc.muon_wd = 0.1, oc.cautious_wd = true;
   oc.muon_momentum_warmup = 3;
