@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -17,6 +18,7 @@
 #include "core/system.h"
 #include "data/progress.h"
 #include "eval/core/core_eval.h"
+#include "eval/core/scorer_fast.h"
 #include "eval/core/scorer_plain.h"
 #include "kernels/backend.h"
 #include "model/weights_io.h"
@@ -28,12 +30,11 @@ namespace nt::cli {
 namespace {
 
 void check_scorer(const char* flag, const std::string& v) {
-  if (v == "fast") fail("%s fast: the fast scorer is not available in this build; use --scorer plain", flag);
   if (v != "plain") fail("%s %s: must be plain or fast", flag, v.c_str());
 }
 
 struct EvalCoreFlags {
-  std::string run_dir, checkpoint, bundle, tasks, json_path, device = "cpu", scorer = "plain";
+  std::string run_dir, checkpoint, bundle, tasks, json_path, device = "cpu", scorer = "fast";
   int64_t max_per_task = 0;
   int threads = 0;
   bool skip_bad = false;
@@ -182,7 +183,9 @@ void run_eval_core(const EvalCoreFlags& o) {
   const int T = m.run.model.seq_len;
   Gpt model(m.run.model, backend_for_device(o.device).kernels(), 1, T);
   load_model_weights(m, model);
-  PlainScorer scorer(model);
+  std::unique_ptr<CoreScorer> scorer;
+  if (o.scorer == "fast") scorer = std::make_unique<FastScorer>(model);
+  else scorer = std::make_unique<PlainScorer>(model);
   CoreEvalOptions eo;
   eo.max_per_task = o.max_per_task;
   eo.skip_bad = o.skip_bad;
@@ -196,7 +199,7 @@ void run_eval_core(const EvalCoreFlags& o) {
     progress.add(uint64_t(all_done - shown));
     shown = all_done;
   };
-  const CoreResult r = evaluate_core(bundle, *m.run.tokenizer, T, scorer, eo);
+  const CoreResult r = evaluate_core(bundle, *m.run.tokenizer, T, *scorer, eo);
   progress.finish();
   for (const auto& t : r.tasks)
     if (t.shots < t.shots_requested)
