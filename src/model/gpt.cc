@@ -10,12 +10,16 @@
 
 namespace nt {
 
+void check_precision_supports(const ModelConfig& cfg, Precision precision) {
+  if (precision != Precision::kBf16) return;
+  if (cfg.mlp != "relu2") fail("--mlp %s: not available with --dtype bf16 yet", cfg.mlp.c_str());
+  if (cfg.value_embeds) fail("--value-embeds: not available with --dtype bf16 yet");
+}
+
 Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq, Precision precision)
     : cfg_(cfg), k_(kernels), ops_(PrecisionOps::make(kernels, precision)), max_b_(batch), max_t_(seq), params_(cfg), grads_(cfg) {
   cfg.validate();
-  if (precision == Precision::kBf16 && cfg.mlp != "relu2")
-    fail("--mlp %s: not available with --dtype bf16 yet", cfg.mlp.c_str());
-  if (precision == Precision::kBf16 && cfg.value_embeds) fail("--value-embeds: not available with --dtype bf16 yet");
+  check_precision_supports(cfg, precision);
   NT_CHECK(batch > 0 && seq > 0 && seq <= cfg.seq_len, "bad activation shape B=%d T=%d", batch, seq);
   const bool bf16 = precision == Precision::kBf16;  // which buffers the op set reads and writes
   const int64_t N = int64_t(batch) * seq, C = cfg.d_model, H = cfg.n_head, KVH = cfg.n_kv_head,

@@ -44,6 +44,9 @@ struct LayerActs {
   Buffer<float> xres, ve_g;
 };
 
+// Fails naming the flag where a model variant has no path in that precision yet.
+void check_precision_supports(const ModelConfig& cfg, Precision precision);
+
 class Gpt {
  public:
   // batch, seq: the largest (B, T) the activation buffers must hold.

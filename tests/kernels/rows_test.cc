@@ -135,7 +135,9 @@ void check_activations(const KernelTable& k, int64_t rows, int64_t width) {
   auto dyf2 = to_f32(dy);
   k.swiglu_bwd(dusf.data(), dyf2.data(), uf.data(), rows, width);
   EXPECT_LT(rel_err(to_f64(yf.data(), n), y), 1e-6) << "gelu fwd " << at;
-  EXPECT_LT(rel_err(to_f64(dyf.data(), n), dx), 1e-6) << "gelu bwd " << at;
+  // (The vector tanh is good to about 1e-7 absolute; the derivative's x-weighted sech^2 term
+  // carries that to a few 1e-6 relative.)
+  EXPECT_LT(rel_err(to_f64(dyf.data(), n), dx), 1e-5) << "gelu bwd " << at;
   EXPECT_LT(rel_err(to_f64(ysf.data(), n), ys), 1e-6) << "swiglu fwd " << at;
   EXPECT_LT(rel_err(to_f64(dusf.data(), 2 * n), dus), 1e-6) << "swiglu bwd " << at;
 }
