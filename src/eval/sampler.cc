@@ -64,7 +64,8 @@ class CachedDecoder {
     x0_ = x_;
     for (int64_t l = 0; l < c_.depth; ++l) {
       if (c_.resid_scalars)
-        for (int64_t j = 0; j < C; ++j) x_[size_t(j)] = w.resid_lambdas[l] * x_[size_t(j)] + w.x0_lambdas[l] * x0_[size_t(j)];
+        for (int64_t j = 0; j < C; ++j)
+          x_[size_t(j)] = w.resid_lambdas[l] * x_[size_t(j)] + w.x0_lambdas[l] * x0_[size_t(j)];
       attention(w, int(l), id, pos);
       mlp(w.layers[size_t(l)]);
       if (c_.backout && l == c_.backout_layer()) xback_ = x_;

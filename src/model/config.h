@@ -77,6 +77,8 @@ struct ModelConfig : ModelVariants {
 
 // Shape flags as given on the command line; 0 / negative = "not given".
 struct ShapeFlags : ModelVariants {
+  // (Not an aggregate: GCC 12 warns of an uninitialised base string after `ShapeFlags{}` otherwise.)
+  ShapeFlags() {}
   std::string preset = "cpu";
   int depth = 0, d_model = 0, n_head = 0, n_kv_head = 0, head_dim = 0, seq_len = 0, vocab_size = 0;
   double rope_base = 0;

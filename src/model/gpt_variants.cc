@@ -117,7 +117,8 @@ void Gpt::value_embed_fwd(int l, const ModelTensors& w, const int32_t* inputs, i
   for (int64_t r = 0; r < N; ++r) {
     const float* ve = lw.ve + int64_t(inputs[r]) * KD;
     for (int64_t h = 0; h < KVH; ++h) {
-      const float gate = 3.0f * sigmoid(float(dot(a.ln1.data() + r * C, lw.ve_gate + h * kVeGateChannels, kVeGateChannels)));
+      const float gate =
+          3.0f * sigmoid(float(dot(a.ln1.data() + r * C, lw.ve_gate + h * kVeGateChannels, kVeGateChannels)));
       a.ve_g[size_t(r * KVH + h)] = gate;
       float* v = a.v.data() + r * KD + h * D;
       for (int64_t e = 0; e < D; ++e) v[e] += gate * ve[h * D + e];
@@ -146,7 +147,8 @@ void Gpt::value_embed_bwd(int l, const ModelTensors& w, const ModelTensors& g, c
       for (int64_t e = 0; e < D; ++e) dve[h * D + e] += gate * dv[e];
       const float dz = float(dgate * gate * (1.0 - gate / 3.0));  // d(3 sigmoid(z))/dz = g (1 - g/3)
       ve_dz_[size_t(r * KVH + h)] = dz;
-      for (int j = 0; j < kVeGateChannels; ++j) dgw[size_t(h * kVeGateChannels + j)] += double(dz) * a.ln1[size_t(r * C + j)];
+      for (int j = 0; j < kVeGateChannels; ++j)
+        dgw[size_t(h * kVeGateChannels + j)] += double(dz) * a.ln1[size_t(r * C + j)];
     }
   }
   for (size_t i = 0; i < dgw.size(); ++i) put(lg.ve_gate + i, dgw[i], accumulate);

@@ -25,7 +25,8 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
   };
   std::vector<ParamSpec> s;
   // Tied, the table is also the head: N(0, 1/sqrt(C)) gives the first logits unit scale.
-  s.push_back({"transformer.wte.weight", V, C, ParamGroup::kEmbed, -1, c.tie_embeddings ? 1.0 / std::sqrt(double(C)) : 1.0});
+  s.push_back(
+      {"transformer.wte.weight", V, C, ParamGroup::kEmbed, -1, c.tie_embeddings ? 1.0 / std::sqrt(double(C)) : 1.0});
   for (int l = 0; l < c.depth; ++l) {
     const std::string p = "transformer.h." + std::to_string(l) + ".";
     s.push_back({p + "attn.c_q.weight", HD, C, ParamGroup::kMatrix, l, lin(HD, C)});
@@ -33,7 +34,8 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
     s.push_back({p + "attn.c_v.weight", KD, C, ParamGroup::kMatrix, l, lin(KD, C)});
     s.push_back({p + "attn.c_proj.weight", C, HD, ParamGroup::kMatrix, l, 0.0});
     // nanochat: the gate is a block matrix (Muon), starting slightly open.
-    if (c.has_value_embed(l)) s.push_back(uniform(p + "attn.ve_gate.weight", c.n_kv_head, 12, ParamGroup::kMatrix, l, 0.0, 0.02));
+    if (c.has_value_embed(l))
+      s.push_back(uniform(p + "attn.ve_gate.weight", c.n_kv_head, 12, ParamGroup::kMatrix, l, 0.0, 0.02));
     if (c.mlp == "swiglu") s.push_back({p + "mlp.c_gate.weight", F, C, ParamGroup::kMatrix, l, lin(F, C)});
     s.push_back({p + "mlp.c_fc.weight", F, C, ParamGroup::kMatrix, l, lin(F, C)});
     s.push_back({p + "mlp.c_proj.weight", C, F, ParamGroup::kMatrix, l, 0.0});
@@ -95,7 +97,8 @@ ModelTensors ParamArena::views() {
     float* gate = get(p + "mlp.c_gate.weight");
     float* fc = get(p + "mlp.c_fc.weight");
     // SwiGLU's gate and up projections are read as one (2F, C) matrix.
-    NT_CHECK(!gate || fc - gate == numel_of[p + "mlp.c_gate.weight"], "c_gate and c_fc of layer %d are not adjacent", l);
+    NT_CHECK(!gate || fc - gate == numel_of[p + "mlp.c_gate.weight"], "c_gate and c_fc of layer %d are not adjacent",
+             l);
     t.layers.push_back({get(p + "attn.c_q.weight"), get(p + "attn.c_k.weight"), get(p + "attn.c_v.weight"),
                         get(p + "attn.c_proj.weight"), gate ? gate : fc, get(p + "mlp.c_proj.weight"),
                         get("value_embeds." + std::to_string(l) + ".weight"), get(p + "attn.ve_gate.weight")});
@@ -117,9 +120,15 @@ void init_params(ParamArena& p, uint64_t seed) {
     const int64_t n = s.numel();
     for (int64_t j = 0; j < n; ++j) {
       switch (s.init) {
-        case ParamInit::kNormal: w[j] = s.init_std == 0 ? 0.0f : float(s.init_std * rng.normal()); break;
-        case ParamInit::kUniform: w[j] = float(s.init_a + (s.init_b - s.init_a) * rng.uniform()); break;
-        case ParamInit::kRamp: w[j] = float(s.init_a + (s.init_b - s.init_a) * double(j) / double(std::max<int64_t>(n - 1, 1))); break;
+        case ParamInit::kNormal:
+          w[j] = s.init_std == 0 ? 0.0f : float(s.init_std * rng.normal());
+          break;
+        case ParamInit::kUniform:
+          w[j] = float(s.init_a + (s.init_b - s.init_a) * rng.uniform());
+          break;
+        case ParamInit::kRamp:
+          w[j] = float(s.init_a + (s.init_b - s.init_a) * double(j) / double(std::max<int64_t>(n - 1, 1)));
+          break;
       }
     }
   }

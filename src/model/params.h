@@ -34,7 +34,9 @@ struct ParamSpec {
   double init_a = 0, init_b = 0;
   int dims = 2;  // 1: a vector of cols elements (rows 1) in the weights file, as nanochat's
   int64_t numel() const { return rows * cols; }
-  std::vector<int64_t> shape() const { return dims == 1 ? std::vector<int64_t>{cols} : std::vector<int64_t>{rows, cols}; }
+  std::vector<int64_t> shape() const {
+    return dims == 1 ? std::vector<int64_t>{cols} : std::vector<int64_t>{rows, cols};
+  }
 };
 
 // Storage order: wte, then per layer c_q, c_k, c_v, c_proj, [ve_gate], [c_gate], c_fc,

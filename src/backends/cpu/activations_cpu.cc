@@ -28,7 +28,8 @@ void chunked(int64_t n, F body) {
 // tanh(sqrt(2/pi) (x + a x^3)) for 8 lanes.
 inline __m256 gelu_tanh8(__m256 x) {
   const __m256 x2 = _mm256_mul_ps(x, x);
-  const __m256 inner = _mm256_mul_ps(_mm256_set1_ps(kGeluC), _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(kGeluA), x2), x, x));
+  const __m256 inner =
+      _mm256_mul_ps(_mm256_set1_ps(kGeluC), _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(kGeluA), x2), x, x));
   return tanh8(inner);
 }
 
@@ -38,7 +39,8 @@ inline __m256 gelu_grad8(__m256 x, __m256 t) {
   const __m256 x2 = _mm256_mul_ps(x, x);
   const __m256 dinner = _mm256_mul_ps(_mm256_set1_ps(kGeluC), _mm256_fmadd_ps(_mm256_set1_ps(3.0f * kGeluA), x2, one));
   const __m256 sech2 = _mm256_fnmadd_ps(t, t, one);
-  return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_mul_ps(half, x), sech2), dinner, _mm256_mul_ps(half, _mm256_add_ps(one, t)));
+  return _mm256_fmadd_ps(_mm256_mul_ps(_mm256_mul_ps(half, x), sech2), dinner,
+                         _mm256_mul_ps(half, _mm256_add_ps(one, t)));
 }
 
 inline __m256 sigmoid8(__m256 g) {
