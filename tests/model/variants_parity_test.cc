@@ -92,24 +92,35 @@ TEST_P(VariantParity, LossAndGradientsMatchTorch) {
   std::printf("[%s] loss rel err %.2e, worst gradient rel err %.2e\n", v.name, std::abs(loss / want_loss - 1), worst);
 }
 
-INSTANTIATE_TEST_SUITE_P(Each, VariantParity,
-                         ::testing::Values(Variant{"baseline", [](ModelConfig&) {}},
-                                           Variant{"qk_scale", [](ModelConfig& c) { c.qk_scale = 1.2; }},
-                                           Variant{"softcap_off", [](ModelConfig& c) { c.softcap = 0; }},
-                                           Variant{"softcap_30", [](ModelConfig& c) { c.softcap = 30; }},
-                                           Variant{"swiglu", [](ModelConfig& c) { c.mlp = "swiglu"; }},
-                                           Variant{"gelu", [](ModelConfig& c) { c.mlp = "gelu"; }},
-                                           Variant{"tied", [](ModelConfig& c) { c.tie_embeddings = true; }},
-                                           Variant{"resid_scalars", [](ModelConfig& c) { c.resid_scalars = true; }},
-                                           Variant{"smear", [](ModelConfig& c) { c.smear = true; }},
-                                           Variant{"backout", [](ModelConfig& c) { c.backout = true; }},
-                                           Variant{"value_embeds", [](ModelConfig& c) { c.value_embeds = true; }},
-                                           Variant{"all",
-                                                   [](ModelConfig& c) {
-                                                     c.qk_scale = 1.2, c.softcap = 0, c.mlp = "swiglu",
-                                                     c.tie_embeddings = true;
-                                                     c.resid_scalars = c.smear = c.backout = c.value_embeds = true;
-                                                   }}),
+std::vector<Variant> variants() {
+  return {
+      {"baseline", [](ModelConfig&) {}},
+      {"qk_scale", [](ModelConfig& c) { c.qk_scale = 1.2; }},
+      {"softcap_off", [](ModelConfig& c) { c.softcap = 0; }},
+      {"softcap_30", [](ModelConfig& c) { c.softcap = 30; }},
+      {"swiglu", [](ModelConfig& c) { c.mlp = "swiglu"; }},
+      {"gelu", [](ModelConfig& c) { c.mlp = "gelu"; }},
+      {"tied", [](ModelConfig& c) { c.tie_embeddings = true; }},
+      {"resid_scalars", [](ModelConfig& c) { c.resid_scalars = true; }},
+      {"smear", [](ModelConfig& c) { c.smear = true; }},
+      {"backout", [](ModelConfig& c) { c.backout = true; }},
+      {"value_embeds", [](ModelConfig& c) { c.value_embeds = true; }},
+      // One gate per kv head: three of them (the base shares one kv head).
+      {"value_embeds_kv3", [](ModelConfig& c) { c.value_embeds = true, c.n_kv_head = 3; }},
+      {"all",
+       [](ModelConfig& c) {
+         c.qk_scale = 1.2, c.softcap = 0, c.mlp = "swiglu", c.tie_embeddings = true;
+         c.resid_scalars = c.smear = c.backout = c.value_embeds = true;
+       }},
+      {"all_gelu_kv3",
+       [](ModelConfig& c) {
+         c.qk_scale = 1.2, c.softcap = 30, c.mlp = "gelu", c.n_kv_head = 3;
+         c.resid_scalars = c.smear = c.backout = c.value_embeds = true;
+       }},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Each, VariantParity, ::testing::ValuesIn(variants()),
                          [](const ::testing::TestParamInfo<Variant>& i) { return std::string(i.param.name); });
 
 // The sampler's KV-cache decoder with every variant on (each activation in turn) against the
