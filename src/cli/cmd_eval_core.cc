@@ -24,13 +24,14 @@
 #include "model/weights_io.h"
 #include "train/checkpoint.h"
 #include "train/run_folder.h"
+#include "train/train_plan.h"
 
 namespace nt::cli {
 
 namespace {
 
 void check_scorer(const char* flag, const std::string& v) {
-  if (v != "plain") fail("%s %s: must be plain or fast", flag, v.c_str());
+  if (v != "plain" && v != "fast") fail("%s %s: must be plain or fast", flag, v.c_str());
 }
 
 struct EvalCoreFlags {
@@ -181,10 +182,13 @@ void run_eval_core(const EvalCoreFlags& o) {
   std::optional<AtomicFile> json_out;
   if (!o.json_path.empty()) json_out.emplace(o.json_path);
   const int T = m.run.model.seq_len;
+  check_inference_memory(m.run.model, 1, T, "eval core");
   Gpt model(m.run.model, backend_for_device(o.device).kernels(), 1, T);
   load_model_weights(m, model);
   std::unique_ptr<CoreScorer> scorer;
-  if (o.scorer == "fast") scorer = std::make_unique<FastScorer>(model);
+  if (o.scorer == "fast" && !FastScorer::supports(m.run.model))
+    warn_line("this model uses variants the fast scorer does not compute yet: scoring with --scorer plain");
+  if (o.scorer == "fast" && FastScorer::supports(m.run.model)) scorer = std::make_unique<FastScorer>(model);
   else scorer = std::make_unique<PlainScorer>(model);
   CoreEvalOptions eo;
   eo.max_per_task = o.max_per_task;

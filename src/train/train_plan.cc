@@ -61,6 +61,18 @@ void plan_model(TrainPlan& p, const Tokenizer& tok) {
   p.memory.available = available_memory_bytes();
 }
 
+void check_inference_memory(const ModelConfig& model, int batch, int seq, const char* what) {
+  // Parameters and their copy in the model's arena (the file's are released after loading), the
+  // activations of one batch, and the sampler's KV cache.
+  const double need = 2.0 * double(count_params(model)) * sizeof(float) +
+                      double(Gpt::activation_bytes(model, batch, seq)) +
+                      2.0 * model.depth * double(model.seq_len) * model.n_kv_head * model.head_dim * sizeof(float);
+  const size_t available = available_memory_bytes();
+  if (available > 0 && need > 0.9 * double(available))
+    fail("%s: this model needs about %s but only %s of memory is available", what, human_bytes(need).c_str(),
+         human_bytes(double(available)).c_str());
+}
+
 void check_memory(const TrainPlan& p) {
   const MemoryEstimate& m = p.memory;
   if (m.available > 0 && double(m.need()) > 0.9 * double(m.available))
