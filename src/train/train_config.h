@@ -36,7 +36,7 @@ struct TrainConfig {
   int eval_batch_size = 0;         // 0 = batch_size
   std::string core_every = "0";    // CORE: "0" (only at the end), "N" steps, or a duration
   std::string core_bundle;         // CORE evaluation bundle; empty = no CORE
-  int64_t core_max_per_task = 500; // items per task (0 = all)
+  int64_t core_max_per_task = 500;  // CORE items per task (0 = all)
   int threads = 0;                 // 0 = every core this process may use
   double peak_gflops = 0;          // 0 = measure the dtype's peak (before and after training)
   int sample_tokens = 64;

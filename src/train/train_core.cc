@@ -34,8 +34,12 @@ nlohmann::json core_tasks_json(const CoreResult& r) {
 }
 
 nlohmann::json core_metric_json(const CoreResult& r, int64_t step, double train_seconds) {
-  return {{"type", "core"},         {"step", step},        {"train_seconds", train_seconds},
-          {"core", r.core},         {"core_seconds", r.seconds}, {"items", r.examples},
+  return {{"type", "core"},
+          {"step", step},
+          {"train_seconds", train_seconds},
+          {"core", r.core},
+          {"core_seconds", r.seconds},
+          {"items", r.examples},
           {"tasks", core_tasks_json(r)}};
 }
 

@@ -143,7 +143,8 @@ void TrainLoop::evaluate_core() {
   last_core_step_ = step_;
   try {
     last_core_ = core_->evaluate(model_, tok_, plan_.T, [&](int64_t done, int64_t total) {
-      progress_.update(strf("step %lld | CORE: %lld / %lld items", (long long)step_, (long long)done, (long long)total));
+      progress_.update(
+          strf("step %lld | CORE: %lld / %lld items", (long long)step_, (long long)done, (long long)total));
     });
     run_.log_metric(core_metric_json(*last_core_, step_, budget_.used()));
     progress_.print(core_line(*last_core_, step_));

@@ -28,7 +28,7 @@ pyjson() {  # pyjson 'PYTHON ASSERTIONS' (json and sys imported; T is the work f
 TEXT=/usr/share/common-licenses
 "$NT" data prepare --input "$TEXT" --out "$TMP/data" >/dev/null
 $PY "$SRC/scripts/make_core_bundle.py" --input "$TEXT" --out "$TMP/bundle" --items 30 --max-words 12 >/dev/null
-TRAIN=("$NT" train --data "$TMP/data" --preset tiny --seq-len 128 --steps 20 --quiet)
+TRAIN=("$NT" train --data "$TMP/data" --preset tiny --seq-len 128 --quiet)
 CORE=(--core-every 5 --core-bundle "$TMP/bundle" --core-max-per-task 20)
 
 # --- refused before training
@@ -36,7 +36,7 @@ cp -r "$TMP/bundle" "$TMP/badbundle"
 sed -i '3s/.*/{"query": "q", "choices": ["a", "b"], "gold": 7}/' "$TMP/badbundle/eval_data/multiple_choice/next_sentence.jsonl"
 expect_error "a bad bundle fails before training, naming the file and line" \
   "--core-bundle: .*next_sentence.jsonl:3: .*gold" \
-  "${TRAIN[@]}" --core-every 5 --core-bundle "$TMP/badbundle" --run-dir "$TMP/badrun"
+  "${TRAIN[@]}" --steps 20 --core-every 5 --core-bundle "$TMP/badbundle" --run-dir "$TMP/badrun"
 check "... and leaves no run folder" "[ ! -e '$TMP/badrun' ]"
 expect_error "--core-every without --core-bundle" "--core-every 5: needs --core-bundle" \
   "${TRAIN[@]}" --core-every 5 --run-dir "$TMP/badrun"
@@ -46,7 +46,7 @@ expect_error "--core-max-per-task below 0" "--core-max-per-task" \
   "${TRAIN[@]}" --core-bundle "$TMP/bundle" --core-max-per-task -1 --run-dir "$TMP/badrun"
 
 # --- CORE every 5 steps, and at the end
-"${TRAIN[@]}" "${CORE[@]}" --save-every 10 --run-dir "$TMP/run" >"$TMP/train.out" 2>&1
+"${TRAIN[@]}" --steps 20 "${CORE[@]}" --save-every 10 --run-dir "$TMP/run" >"$TMP/train.out" 2>&1
 check "training with CORE exits 0" "[ $? -eq 0 ] && [ -s '$TMP/run/model.safetensors' ]"
 core_steps() { pyjson "print([json.loads(l)['step'] for l in open('$1') if json.loads(l)['type'] == 'core'])"; }
 check "metrics.jsonl has CORE at steps 5, 10, 15 and 20 ($(core_steps "$TMP/run/metrics.jsonl"))" \
