@@ -30,7 +30,7 @@ namespace nt::cli {
 namespace {
 
 struct EvalCoreFlags {
-  std::string run_dir, checkpoint, bundle, tasks, json_path, device = "cpu", scorer = "plain";
+  std::string run_dir, checkpoint, bundle, tasks, json_path, device = "cpu", scorer = "fast";
   int64_t max_per_task = 0;
   int threads = 0;
   bool skip_bad = false;

@@ -21,7 +21,7 @@ struct CoreEvalOptions {
   // After each chunk of questions: the task, items done in it, its items, and over all tasks.
   std::function<void(const std::string& task, int64_t done, int64_t total, int64_t all_done, int64_t all_total)>
       on_progress;
-  int chunk_questions = 64;  // questions handed to the scorer at once
+  int chunk_questions = 256;  // questions handed to the scorer at once (enough to keep its batches full)
 };
 
 // The decision on one item (its position after the shuffle and cut).
