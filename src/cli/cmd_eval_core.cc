@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
@@ -30,10 +30,6 @@ namespace nt::cli {
 
 namespace {
 
-void check_scorer(const char* flag, const std::string& v) {
-  if (v != "plain" && v != "fast") fail("%s %s: must be plain or fast", flag, v.c_str());
-}
-
 struct EvalCoreFlags {
   std::string run_dir, checkpoint, bundle, tasks, json_path, device = "cpu", scorer = "fast";
   int64_t max_per_task = 0;
@@ -56,7 +52,7 @@ struct EvalCoreFlags {
                 .error = "must be >= 0"});
     v(device, {.flag = "--device", .help = "Backend: cpu, ref", .show_default = true});
     v(scorer, {.flag = "--scorer", .help = "plain: every candidate run whole; fast: shared prefixes",
-               .show_default = true, .check = check_scorer});
+               .show_default = true, .choices = "plain fast"});
   }
 };
 
@@ -149,7 +145,8 @@ nlohmann::json result_json(const CoreResult& r, const CoreBundle& b, const EvalM
     tasks.push_back({{"label", t.label}, {"type", core_task_type_name(t.type)}, {"shots", t.shots},
                      {"shots_requested", t.shots_requested}, {"items", t.items}, {"correct", t.correct},
                      {"skipped", t.skipped}, {"accuracy", t.accuracy}, {"centered", t.centered},
-                     {"baseline", t.baseline}, {"seconds", t.seconds}, {"decisions", dec}});
+                     {"baseline", t.baseline}, {"seconds", t.seconds}, {"tokens_run", t.stats.tokens_run},
+                     {"flops_run", t.stats.flops_run}, {"flops_plain", t.stats.flops_plain}, {"decisions", dec}});
   }
   const double secs = r.seconds > 0 ? r.seconds : 1e-9;
   return {{"core", r.core},

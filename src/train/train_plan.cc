@@ -23,6 +23,7 @@ TrainPlan plan_settings(const TrainConfig& cfg) {
   if (cfg.steps == 0) p.budget_s = *parse_duration(cfg.time_budget);
   p.eval_every = parse_interval("--eval-every", cfg.eval_every);
   p.save_every = parse_interval("--save-every", cfg.save_every);
+  p.core_every = parse_interval("--core-every", cfg.core_every);
   p.pack = cfg.packing == "stream" ? PackMode::Stream : PackMode::BestFit;
   p.backend = &backend_for_device(cfg.device);
   p.kernels = &p.backend->kernels();

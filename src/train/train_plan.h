@@ -36,7 +36,7 @@ struct TrainPlan {
   Precision prec = Precision::kFp32;
   int threads = 0;
   double budget_s = 0;  // 0 for a step-count run
-  Interval eval_every, save_every;
+  Interval eval_every, save_every, core_every;
   PackMode pack = PackMode::BestFit;
   ModelConfig model;
   OptimConfig optim;  // resolved for the model
