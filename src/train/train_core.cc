@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "train/train_core.h"
 
+#include <memory>
+
 #include "core/check.h"
 #include "eval/core/scorer_fast.h"
 #include "eval/core/scorer_plain.h"
