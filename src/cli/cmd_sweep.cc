@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `nanotrain sweep`: a grid, named variants and seeds expanded into runs under one folder, run one
 // after another in this process (experiment/sweep_runner.h); resumable.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -32,7 +33,10 @@ struct SweepFlags {
 
 // The runs: from the flags, or (nothing but --out given) from the folder's stored plan.
 std::vector<SweepRun> plan_runs(const SweepFlags& f, const CLI::App& c, SweepSpec& spec) {
-  const std::vector<std::string> shared = given_args(c, train_flag_names());
+  std::vector<std::string> names;  // the train flags this command took (the sweep's own --quiet is not one)
+  for (const std::string& n : train_flag_names())
+    if (std::find(kSweepOwnedFlags.begin(), kSweepOwnedFlags.end(), n) == kSweepOwnedFlags.end()) names.push_back(n);
+  const std::vector<std::string> shared = given_args(c, names);
   const std::string stored = plan_path(f.out);
   if (f.grid.empty() && f.variants.empty() && f.file.empty() && f.seeds == 0 && shared.empty()) {
     if (!std::filesystem::exists(stored))
