@@ -152,7 +152,7 @@ void add_sweep_command(CLI::App& app) {
   OptionStyle style;
   style.skip = kSweepOwnedFlags;
   add_field_options(c, *shared, style);
-  c->callback([f, c] { run(*f, *c); });
+  c->callback([f, c, shared] { run(*f, *c); });  // shared: the options write into it
 }
 
 }  // namespace nt::cli

@@ -69,8 +69,8 @@ ChartAxis make_axis(double lo, double hi, double p_lo, double p_hi, bool log,
   return a;
 }
 
-profile::Svg chart_page(const std::string& title, const std::string& subtitle, size_t legend_rows) {
-  const double legend_bottom = kChartTop + 24 + kLegendRow * double(legend_rows);
+profile::Svg chart_page(const std::string& title, const std::string& subtitle, size_t legend_lines) {
+  const double legend_bottom = kChartTop + 24 + kLegendRow * double(legend_lines);
   profile::Svg svg(kChartWidth, std::max(kChartBottom + 60, legend_bottom + 20));
   svg.text(kChartLeft, 26, title, 16, "start", "#222222", true);
   svg.text(kChartLeft, 46, subtitle, 12, "start", "#555555");
@@ -95,16 +95,46 @@ void draw_axes(profile::Svg& svg, const ChartAxis& x, const ChartAxis& y, const 
   svg.text(kChartLeft - 62, (kChartTop + kChartBottom) / 2, y_label, 12, "middle", "#222222", false, -90);
 }
 
-void legend_row(profile::Svg& svg, size_t row, size_t series, const std::string& label, bool band) {
-  const double y = kChartTop + 24 + kLegendRow * double(row);
-  const char* colour = series_colour(series);
-  // About 46 characters fit between the swatch and the page's edge; the row's tooltip has all.
-  std::string shown = label;
-  if (shown.size() > 46) shown = shown.substr(0, 44) + "…";
-  svg.rect(kLegendX, y - 11, kChartWidth - kLegendX - 8, 16, "#ffffff", label);
-  if (band) svg.polygon({{kLegendX, y - 9}, {kLegendX + 26, y - 9}, {kLegendX + 26, y + 3}, {kLegendX, y + 3}}, colour, 0.25);
-  svg.polyline({{kLegendX, y - 3}, {kLegendX + 26, y - 3}}, colour, 2.5, 1.0, series_dashed(series) ? "5 3" : "");
-  svg.text(kLegendX + 34, y + 1, shown, 11);
+std::vector<std::string> legend_lines(const std::string& label) {
+  constexpr size_t kWidth = 46, kLines = 3;  // characters that fit beside the swatch; lines at most
+  std::vector<std::string> lines{""};
+  size_t start = 0;
+  while (start < label.size()) {
+    size_t end = label.find(' ', start);
+    if (end == std::string::npos) end = label.size();
+    const std::string word = label.substr(start, end - start);
+    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > kWidth) lines.push_back("");
+    lines.back() += (lines.back().empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  for (std::string& l : lines)
+    if (l.size() > kWidth) l = l.substr(0, kWidth - 2) + "…";
+  if (lines.size() > kLines) {
+    lines.resize(kLines);
+    lines.back() = lines.back().substr(0, std::min(lines.back().size(), kWidth - 2)) + " …";
+  }
+  return lines;
+}
+
+size_t legend_line_count(const std::vector<std::string>& labels) {
+  size_t n = 0;
+  for (const std::string& l : labels) n += legend_lines(l).size();
+  return n;
+}
+
+void draw_legend(profile::Svg& svg, const std::vector<std::string>& labels, const std::vector<bool>& bands) {
+  size_t line = 0;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const std::vector<std::string> lines = legend_lines(labels[i]);
+    const double y = kChartTop + 24 + kLegendRow * double(line);
+    const char* colour = series_colour(i);
+    svg.rect(kLegendX, y - 11, kChartWidth - kLegendX - 8, kLegendRow * double(lines.size()) - 2, "#ffffff", labels[i]);
+    if (bands[i])
+      svg.polygon({{kLegendX, y - 9}, {kLegendX + 26, y - 9}, {kLegendX + 26, y + 3}, {kLegendX, y + 3}}, colour, 0.25);
+    svg.polyline({{kLegendX, y - 3}, {kLegendX + 26, y - 3}}, colour, 2.5, 1.0, series_dashed(i) ? "5 3" : "");
+    for (size_t k = 0; k < lines.size(); ++k) svg.text(kLegendX + 34, y + 1 + kLegendRow * double(k), lines[k], 11);
+    line += lines.size();
+  }
 }
 
 }  // namespace nt::experiment

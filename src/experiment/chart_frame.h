@@ -26,14 +26,18 @@ struct ChartAxis {
 ChartAxis make_axis(double lo, double hi, double p_lo, double p_hi, bool log,
                     const std::function<std::string(double)>& label, bool vertical);
 
-// The page: title, subtitle, the grid, both axes with their labels; height fits the legend's rows.
-profile::Svg chart_page(const std::string& title, const std::string& subtitle, size_t legend_rows);
+// The page: title and subtitle; its height fits the legend's lines.
+profile::Svg chart_page(const std::string& title, const std::string& subtitle, size_t legend_lines);
 void draw_axes(profile::Svg& svg, const ChartAxis& x, const ChartAxis& y, const std::string& x_label,
                const std::string& y_label, const std::function<std::string(double)>& x_text,
                const std::function<std::string(double)>& y_text);
 
-// One legend row: a swatch in the series' colour (dashed after ten) and the label, shortened to fit.
-void legend_row(profile::Svg& svg, size_t row, size_t series, const std::string& label, bool band);
+// A label wrapped at spaces into the legend's width: three lines at most, the last shortened.
+std::vector<std::string> legend_lines(const std::string& label);
+size_t legend_line_count(const std::vector<std::string>& labels);
+// The legend: per series a swatch in its colour (dashed after ten; a band where it has repeats)
+// and its label on as many lines as it needs; the whole label is the row's tooltip.
+void draw_legend(profile::Svg& svg, const std::vector<std::string>& labels, const std::vector<bool>& bands);
 
 // Pixels a label of n characters takes at 11 px.
 inline double label_px(const std::string& s) { return 6.4 * double(s.size()); }

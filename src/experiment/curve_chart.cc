@@ -102,7 +102,10 @@ std::string curve_chart_svg(const ChartText& text, const std::vector<CurveSeries
     for (const Line* l : {&drawn[i].mean, &drawn[i].lo, &drawn[i].hi})
       for (const auto& [px, py] : *l) x_max = std::max(x_max, px), y_min = std::min(y_min, py), y_max = std::max(y_max, py);
   }
-  profile::Svg svg = chart_page(text.title, text.subtitle, series.size());
+  std::vector<std::string> labels;
+  std::vector<bool> bands;
+  for (const auto& s : series) labels.push_back(s.label), bands.push_back(s.runs.size() > 1);
+  profile::Svg svg = chart_page(text.title, text.subtitle, legend_line_count(labels));
   const auto x_text = [](double v) { return tick_number(v); };
   const auto y_text = [](double v) { return strf("%g", v); };
   const std::string x_label = x == CurveX::kSeconds ? "training time (s)" : "tokens trained";
@@ -115,7 +118,7 @@ std::string curve_chart_svg(const ChartText& text, const std::vector<CurveSeries
     draw_axes(svg, ax, ay, x_label, text.y_label, x_text, y_text);
     for (size_t i = 0; i < series.size(); ++i) draw_series(svg, drawn[i], i, ax, ay);
   }
-  for (size_t i = 0; i < series.size(); ++i) legend_row(svg, i, i, series[i].label, series[i].runs.size() > 1);
+  draw_legend(svg, labels, bands);
   return svg.finish();
 }
 

@@ -16,7 +16,10 @@ std::string scatter_chart_svg(const ChartText& text, const std::string& x_label,
       if (!std::isfinite(x) || !std::isfinite(y) || x <= 0) continue;
       x_min = std::min(x_min, x), x_max = std::max(x_max, x), y_min = std::min(y_min, y), y_max = std::max(y_max, y);
     }
-  profile::Svg svg = chart_page(text.title, text.subtitle, series.size());
+  std::vector<std::string> labels;
+  std::vector<bool> bands;
+  for (const auto& s : series) labels.push_back(s.label), bands.push_back(s.points.size() > 1);
+  profile::Svg svg = chart_page(text.title, text.subtitle, legend_line_count(labels));
   const auto x_text = [](double v) { return tick_number(v); };
   const auto y_text = [](double v) { return strf("%g", v); };
   if (!std::isfinite(x_min)) {
@@ -50,7 +53,7 @@ std::string scatter_chart_svg(const ChartText& text, const std::string& x_label,
       }
     }
   }
-  for (size_t i = 0; i < series.size(); ++i) legend_row(svg, i, i, series[i].label, series[i].points.size() > 1);
+  draw_legend(svg, labels, bands);
   return svg.finish();
 }
 
