@@ -74,7 +74,7 @@ profile::Svg chart_page(const std::string& title, const std::string& subtitle, s
   profile::Svg svg(kChartWidth, std::max(kChartBottom + 60, legend_bottom + 20));
   svg.text(kChartLeft, 26, title, 16, "start", "#222222", true);
   svg.text(kChartLeft, 46, subtitle, 12, "start", "#555555");
-  svg.text(kLegendX, kChartTop + 8, "runs (seeds: band from lowest to highest)", 11, "start", "#555555", true);
+  svg.text(kLegendX, kChartTop + 8, "series (repeats: band or bar, low to high)", 11, "start", "#555555", true);
   return svg;
 }
 

@@ -33,7 +33,9 @@ nlohmann::json run_json(const RunRecord& r, const std::vector<std::string>& diff
   return j;
 }
 
+// The seeds of a row's runs: listed up to four, else counted.
 std::string seed_list(const Leaderboard& lb, const LeaderRow& row) {
+  if (row.runs.size() > 4) return strf("%zu runs", row.runs.size());
   std::string out;
   for (size_t i : row.runs) {
     const auto it = lb.runs[i].settings.find("seed");

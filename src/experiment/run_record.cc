@@ -87,6 +87,7 @@ void take_metric(RunRecord& r, const nlohmann::json& j, bool curves) {
     r.tokens = j.value("tokens", r.tokens);
     r.train_seconds = std::isfinite(secs) ? secs : r.train_seconds;
     r.final_loss = number(j, "loss");
+    if (std::isfinite(number(j, "mfu"))) r.mfu = number(j, "mfu");
     r.tokens_per_second = r.train_seconds > 0 ? double(r.tokens) / r.train_seconds : 0;
     if (curves && std::isfinite(secs) && std::isfinite(r.final_loss))
       r.loss.push_back({secs, double(r.tokens), r.final_loss});
