@@ -80,14 +80,18 @@ void print_dry_run(const std::vector<SweepRun>& runs, const SweepFlags& f) {
   const std::vector<RunEstimate> est = estimate_runs(cfgs);
   nlohmann::json list = nlohmann::json::array();
   for (size_t i = 0; i < runs.size(); ++i) {
-    nlohmann::json j = {{"name", runs[i].plan.name}, {"args", runs[i].plan.args}, {"params", est[i].params},
-                        {"memory_bytes", est[i].memory_bytes}, {"flops_per_token", est[i].flops_per_token},
+    nlohmann::json j = {{"name", runs[i].plan.name},
+                        {"args", runs[i].plan.args},
+                        {"params", est[i].params},
+                        {"memory_bytes", est[i].memory_bytes},
+                        {"flops_per_token", est[i].flops_per_token},
                         {"step_tokens", est[i].step_tokens}};
     if (!est[i].error.empty()) j["error"] = est[i].error;
     list.push_back(j);
   }
   if (f.json) {
-    std::printf("%s\n", nlohmann::json{{"schema", "nanotrain-sweep-plan/1"}, {"out", f.out}, {"runs", list}}.dump(2).c_str());
+    std::printf("%s\n",
+                nlohmann::json{{"schema", "nanotrain-sweep-plan/1"}, {"out", f.out}, {"runs", list}}.dump(2).c_str());
     return;
   }
   std::printf("%zu runs into %s (tokens/s is not predicted: it needs a measurement on this machine)\n", runs.size(),
@@ -95,11 +99,13 @@ void print_dry_run(const std::vector<SweepRun>& runs, const SweepFlags& f) {
   for (size_t i = 0; i < runs.size(); ++i) {
     std::string flags;
     for (const std::string& a : runs[i].plan.args) flags += " " + a;
-    if (!est[i].error.empty()) std::printf("  %s:%s | cannot plan: %s\n", runs[i].plan.name.c_str(), flags.c_str(), est[i].error.c_str());
+    if (!est[i].error.empty())
+      std::printf("  %s:%s | cannot plan: %s\n", runs[i].plan.name.c_str(), flags.c_str(), est[i].error.c_str());
     else
       std::printf("  %s:%s | params %s | memory %s | %s FLOP/token | %lld tokens a step\n", runs[i].plan.name.c_str(),
-                  flags.c_str(), si_count(double(est[i].params)).c_str(), human_bytes(double(est[i].memory_bytes)).c_str(),
-                  si_count(est[i].flops_per_token).c_str(), (long long)est[i].step_tokens);
+                  flags.c_str(), si_count(double(est[i].params)).c_str(),
+                  human_bytes(double(est[i].memory_bytes)).c_str(), si_count(est[i].flops_per_token).c_str(),
+                  (long long)est[i].step_tokens);
   }
 }
 
@@ -140,7 +146,8 @@ void add_sweep_command(CLI::App& app) {
   c->add_option("--out", f->out, "Sweep folder: SWEEP/sweep.json (the plan), SWEEP/status.json, a run folder per run")
       ->required();
   c->add_option("--grid", f->grid, "Flag values to combine: 'depth=3,4 lr-matrix=0.01,0.02' (flags without --)");
-  c->add_option("--variant", f->variants, "A named set of flags, repeatable: --variant wide:'--d-model 512 --n-head 8'");
+  c->add_option("--variant", f->variants,
+                "A named set of flags, repeatable: --variant wide:'--d-model 512 --n-head 8'");
   c->add_option("--file", f->file, "Sweep file (JSON: grid, variants, seeds, flags; see docs/EXPERIMENTS.md)");
   c->add_option("--seeds", f->seeds, "Repeats of every setting, with seeds counting up from --seed")
       ->check(CLI::Range(1, 1000));

@@ -34,8 +34,10 @@ std::vector<std::string> given_args(const CLI::App& app, const std::vector<std::
     if (o->count() == 0 || std::find(names.begin(), names.end(), o->get_name()) == names.end()) continue;
     const bool flag = o->get_expected_max() == 0;
     for (const std::string& r : o->results()) {
-      if (flag) out.push_back(r == "false" || r == "0" ? o->get_name() + "=false" : o->get_name());
-      else out.push_back(o->get_name() + "=" + r);
+      if (flag)
+        out.push_back(r == "false" || r == "0" ? o->get_name() + "=false" : o->get_name());
+      else
+        out.push_back(o->get_name() + "=" + r);
     }
   }
   return out;

@@ -2,10 +2,9 @@
 // `nanotrain train`'s flags as a list of arguments: the sweep gives each of its runs the shared
 // flags plus its own, and parses them with exactly the options `train` has (field_options.h).
 #pragma once
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "train/train_config.h"
 

@@ -38,6 +38,7 @@ struct ScatterSeries {
 };
 
 // The x axis is logarithmic when its values span more than a factor of 20.
-std::string scatter_chart_svg(const ChartText& text, const std::string& x_label, const std::vector<ScatterSeries>& series);
+std::string scatter_chart_svg(const ChartText& text, const std::string& x_label,
+                              const std::vector<ScatterSeries>& series);
 
 }  // namespace nt::experiment

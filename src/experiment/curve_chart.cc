@@ -100,7 +100,8 @@ std::string curve_chart_svg(const ChartText& text, const std::vector<CurveSeries
     if (runs.empty()) continue;
     drawn[i] = combine(runs);
     for (const Line* l : {&drawn[i].mean, &drawn[i].lo, &drawn[i].hi})
-      for (const auto& [px, py] : *l) x_max = std::max(x_max, px), y_min = std::min(y_min, py), y_max = std::max(y_max, py);
+      for (const auto& [px, py] : *l)
+        x_max = std::max(x_max, px), y_min = std::min(y_min, py), y_max = std::max(y_max, py);
   }
   std::vector<std::string> labels;
   std::vector<bool> bands;
@@ -110,7 +111,8 @@ std::string curve_chart_svg(const ChartText& text, const std::vector<CurveSeries
   const auto y_text = [](double v) { return strf("%g", v); };
   const std::string x_label = x == CurveX::kSeconds ? "training time (s)" : "tokens trained";
   if (!std::isfinite(y_min)) {
-    svg.text((kChartLeft + kChartRight) / 2, (kChartTop + kChartBottom) / 2, "no points recorded", 14, "middle", "#555555");
+    svg.text((kChartLeft + kChartRight) / 2, (kChartTop + kChartBottom) / 2, "no points recorded", 14, "middle",
+             "#555555");
   } else {
     if (y_max - y_min < 1e-9) y_min -= 0.05, y_max += 0.05;
     const ChartAxis ax = make_axis(0.0, x_max > 0 ? x_max : 1.0, kChartLeft, kChartRight, false, x_text, false);

@@ -145,9 +145,8 @@ Leaderboard make_leaderboard(std::vector<RunRecord> runs, const LeaderOptions& o
     if (!std::isnan(x) && x != y) return x < y;
     return an < bn;
   };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return better(single[a], single[b], lb.runs[a].name, lb.runs[b].name);
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return better(single[a], single[b], lb.runs[a].name, lb.runs[b].name); });
   std::vector<RunRecord> sorted;
   for (size_t i : order) sorted.push_back(std::move(lb.runs[i]));
   lb.runs = std::move(sorted);

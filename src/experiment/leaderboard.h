@@ -27,8 +27,8 @@ struct Stat {
 Stat stat_of(const std::vector<double>& xs);
 
 struct LeaderRow {
-  std::string label;          // the differing settings, seed left out
-  std::vector<size_t> runs;   // indices into Leaderboard::runs
+  std::string label;         // the differing settings, seed left out
+  std::vector<size_t> runs;  // indices into Leaderboard::runs
   Stat val_bpb, core, tokens_per_second, mfu, tokens;
   int64_t params = 0;
   std::string state;  // "done", or the states of its runs ("2 done, 1 running")

@@ -13,8 +13,11 @@ namespace {
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 nlohmann::json stat_json(const Stat& s) {
-  return {{"mean", number_or_null(s.mean)}, {"spread", number_or_null(s.spread)}, {"min", number_or_null(s.min)},
-          {"max", number_or_null(s.max)}, {"n", s.n}};
+  return {{"mean", number_or_null(s.mean)},
+          {"spread", number_or_null(s.spread)},
+          {"min", number_or_null(s.min)},
+          {"max", number_or_null(s.max)},
+          {"n", s.n}};
 }
 
 nlohmann::json run_json(const RunRecord& r, const std::vector<std::string>& differing) {
@@ -23,11 +26,19 @@ nlohmann::json run_json(const RunRecord& r, const std::vector<std::string>& diff
     const auto it = r.settings.find(k);
     differs[k] = it == r.settings.end() ? nlohmann::json(nullptr) : nlohmann::json(it->second);
   }
-  nlohmann::json j = {{"name", r.name}, {"dir", r.dir}, {"state", run_state_name(r.state)},
-                      {"val_bpb", number_or_null(r.val_bpb)}, {"core", number_or_null(r.core)},
-                      {"final_loss", number_or_null(r.final_loss)}, {"tokens", r.tokens},
-                      {"tokens_per_second", r.tokens_per_second}, {"mfu", r.mfu}, {"params", r.params},
-                      {"steps", r.steps}, {"train_seconds", r.train_seconds}, {"differs", differs},
+  nlohmann::json j = {{"name", r.name},
+                      {"dir", r.dir},
+                      {"state", run_state_name(r.state)},
+                      {"val_bpb", number_or_null(r.val_bpb)},
+                      {"core", number_or_null(r.core)},
+                      {"final_loss", number_or_null(r.final_loss)},
+                      {"tokens", r.tokens},
+                      {"tokens_per_second", r.tokens_per_second},
+                      {"mfu", r.mfu},
+                      {"params", r.params},
+                      {"steps", r.steps},
+                      {"train_seconds", r.train_seconds},
+                      {"differs", differs},
                       {"settings", r.settings}};
   if (!r.error.empty()) j["error"] = r.error;
   return j;
@@ -143,13 +154,21 @@ nlohmann::json leaderboard_json(const Leaderboard& lb) {
   for (const LeaderRow& row : lb.rows) {
     nlohmann::json names = nlohmann::json::array();
     for (size_t i : row.runs) names.push_back(lb.runs[i].name);
-    groups.push_back({{"label", row.label}, {"runs", names}, {"state", row.state}, {"val_bpb", stat_json(row.val_bpb)},
-                      {"core", stat_json(row.core)}, {"tokens", stat_json(row.tokens)},
-                      {"tokens_per_second", stat_json(row.tokens_per_second)}, {"mfu", stat_json(row.mfu)},
+    groups.push_back({{"label", row.label},
+                      {"runs", names},
+                      {"state", row.state},
+                      {"val_bpb", stat_json(row.val_bpb)},
+                      {"core", stat_json(row.core)},
+                      {"tokens", stat_json(row.tokens)},
+                      {"tokens_per_second", stat_json(row.tokens_per_second)},
+                      {"mfu", stat_json(row.mfu)},
                       {"params", row.params}});
   }
-  return {{"schema", "nanotrain-runs/1"}, {"sort", sort_key_name(lb.sort)}, {"differing", lb.differing},
-          {"runs", runs}, {"groups", groups}};
+  return {{"schema", "nanotrain-runs/1"},
+          {"sort", sort_key_name(lb.sort)},
+          {"differing", lb.differing},
+          {"runs", runs},
+          {"groups", groups}};
 }
 
 }  // namespace nt::experiment

@@ -2,10 +2,9 @@
 // The leaderboard as a terminal table, as Markdown, and as JSON (schema "nanotrain-runs/1",
 // documented in docs/EXPERIMENTS.md).
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "experiment/leaderboard.h"
 

@@ -47,16 +47,18 @@ std::vector<std::pair<std::string, std::string>> comparison_charts(const Leaderb
   const std::string bpb = "val_bpb (bits per byte)", loss = "training loss (nats per token)";
   const auto val = curves(lb, false), train = curves(lb, true);
   return {
-      {"val_bpb_vs_time.svg", curve_chart_svg({"val_bpb against training time", sub, bpb}, val, CurveX::kSeconds, false)},
-      {"val_bpb_vs_tokens.svg", curve_chart_svg({"val_bpb against tokens trained", sub, bpb}, val, CurveX::kTokens, false)},
-      {"loss_vs_time.svg",
-       curve_chart_svg({"training loss against training time (moving average)", sub, loss}, train, CurveX::kSeconds, true)},
-      {"loss_vs_tokens.svg",
-       curve_chart_svg({"training loss against tokens trained (moving average)", sub, loss}, train, CurveX::kTokens, true)},
+      {"val_bpb_vs_time.svg",
+       curve_chart_svg({"val_bpb against training time", sub, bpb}, val, CurveX::kSeconds, false)},
+      {"val_bpb_vs_tokens.svg",
+       curve_chart_svg({"val_bpb against tokens trained", sub, bpb}, val, CurveX::kTokens, false)},
+      {"loss_vs_time.svg", curve_chart_svg({"training loss against training time (moving average)", sub, loss}, train,
+                                           CurveX::kSeconds, true)},
+      {"loss_vs_tokens.svg", curve_chart_svg({"training loss against tokens trained (moving average)", sub, loss},
+                                             train, CurveX::kTokens, true)},
       {"val_bpb_vs_params.svg",
        scatter_chart_svg({"final val_bpb against model size", sub, bpb}, "parameters", finals(lb, true))},
-      {"val_bpb_vs_throughput.svg",
-       scatter_chart_svg({"final val_bpb against training throughput", sub, bpb}, "tokens per second", finals(lb, false))},
+      {"val_bpb_vs_throughput.svg", scatter_chart_svg({"final val_bpb against training throughput", sub, bpb},
+                                                      "tokens per second", finals(lb, false))},
   };
 }
 

@@ -80,8 +80,10 @@ std::string run_section(const RunRecord& r, const Leaderboard& lb, const std::ma
     diff += "<tr><td>" + xml_escape(k) + "</td><td>" + xml_escape(v) + "</td><td class=\"muted\">" +
             xml_escape(common.at(k)) + "</td></tr>\n";
   }
-  if (diff.empty()) h += "<p class=\"muted\">Settings: the most common value of every setting.</p>\n";
-  else h += "<table><tr><th>setting</th><th>this run</th><th>most runs</th></tr>\n" + diff + "</table>\n";
+  if (diff.empty())
+    h += "<p class=\"muted\">Settings: the most common value of every setting.</p>\n";
+  else
+    h += "<table><tr><th>setting</th><th>this run</th><th>most runs</th></tr>\n" + diff + "</table>\n";
   h += "<details><summary>all settings</summary><table>\n";
   for (const auto& [k, v] : r.settings) h += "<tr><td>" + xml_escape(k) + "</td><td>" + xml_escape(v) + "</td></tr>\n";
   return h + "</table></details>\n";

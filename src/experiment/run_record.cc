@@ -169,24 +169,30 @@ RunRecord load_one(const std::string& dir, bool curves, const LockTable& locks) 
     r.state = RunState::kBroken;
     return r;
   }
-  if (finished) r.state = RunState::kDone;
-  else if (lock_is_held(dir, locks)) r.state = RunState::kRunning;
+  if (finished)
+    r.state = RunState::kDone;
+  else if (lock_is_held(dir, locks))
+    r.state = RunState::kRunning;
   else if (exists((fs::path(dir) / "checkpoints").string()) && !fs::is_empty(fs::path(dir) / "checkpoints"))
     r.state = RunState::kInterrupted;
-  else r.state = RunState::kStarted;
+  else
+    r.state = RunState::kStarted;
   if (curves || !finished) read_metrics(r, curves, /*figures=*/!finished);
   return r;
 }
 
-void search(const fs::path& root, const fs::path& dir, int depth, std::vector<std::pair<std::string, std::string>>& out) {
+void search(const fs::path& root, const fs::path& dir, int depth,
+            std::vector<std::pair<std::string, std::string>>& out) {
   std::vector<fs::path> children;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.is_directory(ec) && !e.is_symlink(ec)) children.push_back(e.path());
   std::sort(children.begin(), children.end());
   for (const fs::path& c : children) {
-    if (is_run_folder(c.string())) out.push_back({c.string(), fs::relative(c, root, ec).string()});
-    else if (depth > 1) search(root, c, depth - 1, out);
+    if (is_run_folder(c.string()))
+      out.push_back({c.string(), fs::relative(c, root, ec).string()});
+    else if (depth > 1)
+      search(root, c, depth - 1, out);
   }
 }
 

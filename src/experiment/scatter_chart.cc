@@ -9,7 +9,8 @@
 
 namespace nt::experiment {
 
-std::string scatter_chart_svg(const ChartText& text, const std::string& x_label, const std::vector<ScatterSeries>& series) {
+std::string scatter_chart_svg(const ChartText& text, const std::string& x_label,
+                              const std::vector<ScatterSeries>& series) {
   double x_min = INFINITY, x_max = -INFINITY, y_min = INFINITY, y_max = -INFINITY;
   for (const ScatterSeries& s : series)
     for (const auto& [x, y] : s.points) {
@@ -23,7 +24,8 @@ std::string scatter_chart_svg(const ChartText& text, const std::string& x_label,
   const auto x_text = [](double v) { return tick_number(v); };
   const auto y_text = [](double v) { return strf("%g", v); };
   if (!std::isfinite(x_min)) {
-    svg.text((kChartLeft + kChartRight) / 2, (kChartTop + kChartBottom) / 2, "no finished runs", 14, "middle", "#555555");
+    svg.text((kChartLeft + kChartRight) / 2, (kChartTop + kChartBottom) / 2, "no finished runs", 14, "middle",
+             "#555555");
   } else {
     const bool log = x_max > 20 * x_min;
     if (x_max - x_min < 1e-12 * std::max(1.0, x_max)) x_min *= 0.9, x_max *= 1.1;

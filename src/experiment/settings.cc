@@ -103,8 +103,10 @@ std::vector<std::string> differing_keys(const std::vector<const Settings*>& runs
       const auto it = s->find(k);
       static const std::string missing = "-";
       const std::string& v = it == s->end() ? missing : it->second;
-      if (!first) first = &v;
-      else if (v != *first) differ = true;
+      if (!first)
+        first = &v;
+      else if (v != *first)
+        differ = true;
     }
     if (differ) out.push_back(k);
   }

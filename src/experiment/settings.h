@@ -3,10 +3,9 @@
 // what a leaderboard and a report show beside each run.
 #pragma once
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace nt::experiment {
 

@@ -50,7 +50,8 @@ std::vector<std::string> args_of(const nlohmann::json& v, const std::string& whe
   if (v.is_array()) {
     for (const auto& a : v) out.push_back(value_text(a, where));
   } else if (v.is_object()) {
-    for (auto it = v.begin(); it != v.end(); ++it) out.push_back("--" + strip_dashes(it.key()) + "=" + value_text(*it, where));
+    for (auto it = v.begin(); it != v.end(); ++it)
+      out.push_back("--" + strip_dashes(it.key()) + "=" + value_text(*it, where));
   } else {
     fail("%s: expected flags as a string, a list or an object", where.c_str());
   }
@@ -66,8 +67,10 @@ std::vector<std::string> split_args(const std::string& text) {
   char quote = 0;
   for (char c : text) {
     if (quote) {
-      if (c == quote) quote = 0;
-      else cur += c;
+      if (c == quote)
+        quote = 0;
+      else
+        cur += c;
     } else if (c == '\'' || c == '"') {
       quote = c, in_word = true;
     } else if (c == ' ' || c == '\t' || c == '\n') {
@@ -101,7 +104,8 @@ Variant parse_variant(const std::string& text) {
   const size_t colon = text.find(':');
   const std::string name = text.substr(0, colon);
   if (!plain_name(name))
-    fail("--variant %s: expected NAME:'--flag value ...' with a name of letters, digits, '-', '_' or '.'", text.c_str());
+    fail("--variant %s: expected NAME:'--flag value ...' with a name of letters, digits, '-', '_' or '.'",
+         text.c_str());
   return {name, colon == std::string::npos ? std::vector<std::string>{} : split_args(text.substr(colon + 1))};
 }
 
@@ -125,18 +129,21 @@ SweepSpec parse_sweep_file(const nlohmann::json& j, const std::string& path) {
     const auto& v = j["variants"];
     const std::string where = path + ": variants";
     if (v.is_object()) {
-      for (auto it = v.begin(); it != v.end(); ++it) s.variants.push_back({it.key(), args_of(*it, where + "." + it.key())});
+      for (auto it = v.begin(); it != v.end(); ++it)
+        s.variants.push_back({it.key(), args_of(*it, where + "." + it.key())});
     } else if (v.is_array()) {
       for (const auto& x : v) {
         if (!x.is_object() || !x.contains("name") || !x["name"].is_string())
           fail("%s: each variant needs a \"name\" and \"args\"", where.c_str());
-        s.variants.push_back({x["name"].get<std::string>(), x.contains("args") ? args_of(x["args"], where) : std::vector<std::string>{}});
+        s.variants.push_back({x["name"].get<std::string>(),
+                              x.contains("args") ? args_of(x["args"], where) : std::vector<std::string>{}});
       }
     } else {
       fail("%s: expected a list of {name, args} or an object of name: args", where.c_str());
     }
     for (const Variant& x : s.variants)
-      if (!plain_name(x.name)) fail("%s: variant name \"%s\": letters, digits, '-', '_' or '.' only", path.c_str(), x.name.c_str());
+      if (!plain_name(x.name))
+        fail("%s: variant name \"%s\": letters, digits, '-', '_' or '.' only", path.c_str(), x.name.c_str());
   }
   if (j.contains("seeds")) {
     if (!j["seeds"].is_number_integer() || j["seeds"].get<int64_t>() < 1 || j["seeds"].get<int64_t>() > 1000)
@@ -171,7 +178,8 @@ void merge_specs(SweepSpec& spec, const SweepSpec& more) {
 std::vector<std::string> flags_in(const std::vector<std::string>& args) {
   std::vector<std::string> out;
   for (const std::string& a : args)
-    if (a.rfind("--", 0) == 0 && a.size() > 2) out.push_back(a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2));
+    if (a.rfind("--", 0) == 0 && a.size() > 2)
+      out.push_back(a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2));
   return out;
 }
 

@@ -5,11 +5,10 @@
 // file only handles their text.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace nt::experiment {
 
@@ -47,8 +46,8 @@ SweepSpec read_sweep_file(const std::string& path);
 void merge_specs(SweepSpec& spec, const SweepSpec& more);
 
 struct PlannedRun {
-  std::string name;     // the folder's name under the sweep folder
-  std::string variant;  // "" without variants
+  std::string name;                                       // the folder's name under the sweep folder
+  std::string variant;                                    // "" without variants
   std::vector<std::pair<std::string, std::string>> grid;  // this run's value of each axis
   uint64_t seed = 0;
   bool own_seed = false;          // --seed set by the sweep (seeds given)

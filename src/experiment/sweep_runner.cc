@@ -130,10 +130,14 @@ nlohmann::json sweep_plan_json(const SweepSpec& spec, const std::vector<SweepRun
   for (const SweepRun& r : runs) {
     nlohmann::json g = nlohmann::json::object();
     for (const auto& [k, v] : r.plan.grid) g[k] = v;
-    list.push_back({{"name", r.plan.name}, {"variant", r.plan.variant}, {"grid", g},
-                    {"seed", r.cfg.seed}, {"args", r.plan.args}, {"config", run_identity(r.cfg)}});
+    list.push_back({{"name", r.plan.name},
+                    {"variant", r.plan.variant},
+                    {"grid", g},
+                    {"seed", r.cfg.seed},
+                    {"args", r.plan.args},
+                    {"config", run_identity(r.cfg)}});
   }
-  return {{"schema", "nanotrain-sweep/1"}, {"grid", grid}, {"variants", variants}, {"seeds", spec.seeds},
+  return {{"schema", "nanotrain-sweep/1"},   {"grid", grid}, {"variants", variants}, {"seeds", spec.seeds},
           {"shared_args", spec.shared_args}, {"runs", list}};
 }
 
@@ -168,7 +172,8 @@ SweepStatus run_sweep(std::vector<SweepRun> runs, const nlohmann::json& plan, co
   } unlock{lock};
   const std::string stored = plan_path(opt.out);
   if (fs::exists(stored)) {
-    const std::vector<SweepRun> before = runs_from_plan(nlohmann::json::parse(read_file(stored), nullptr, false), stored);
+    const std::vector<SweepRun> before =
+        runs_from_plan(nlohmann::json::parse(read_file(stored), nullptr, false), stored);
     bool same = before.size() == runs.size();
     for (size_t i = 0; same && i < runs.size(); ++i)
       same = before[i].plan.name == runs[i].plan.name && run_identity(before[i].cfg) == run_identity(runs[i].cfg);
@@ -214,8 +219,9 @@ SweepStatus run_sweep(std::vector<SweepRun> runs, const nlohmann::json& plan, co
       rs.state = "failed", rs.error = e.what();
     }
     rs.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    log_line(opt, head + ": " + (rs.state == "done" ? strf("done, val_bpb %.4f (%.1f s)", rs.val_bpb, rs.seconds)
-                                                     : "FAILED: " + rs.error));
+    log_line(opt, head + ": " +
+                      (rs.state == "done" ? strf("done, val_bpb %.4f (%.1f s)", rs.val_bpb, rs.seconds)
+                                          : "FAILED: " + rs.error));
     status.write();
   }
   status.set_state(status.count("failed") > 0 ? "failed" : "done");

@@ -6,10 +6,9 @@
 // fails is recorded and the sweep goes on. The MFU's peak is measured once for the sweep (per
 // device and precision) and given to every run.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "experiment/sweep_plan.h"
 #include "experiment/sweep_status.h"

@@ -15,7 +15,7 @@ namespace {
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
-  std::tm tm {};
+  std::tm tm{};
   gmtime_r(&t, &tm);
   char b[32];
   std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -37,16 +37,25 @@ int SweepStatus::count(const std::string& state) const {
 nlohmann::json SweepStatus::to_json() const {
   nlohmann::json runs = nlohmann::json::array();
   for (const RunStatus& r : runs_) {
-    nlohmann::json j = {{"name", r.name}, {"dir", r.dir}, {"state", r.state},
+    nlohmann::json j = {{"name", r.name},
+                        {"dir", r.dir},
+                        {"state", r.state},
                         {"val_bpb", std::isfinite(r.val_bpb) ? nlohmann::json(r.val_bpb) : nlohmann::json(nullptr)},
-                        {"seconds", r.seconds}, {"how", r.how}};
+                        {"seconds", r.seconds},
+                        {"how", r.how}};
     if (!r.error.empty()) j["error"] = r.error;
     runs.push_back(j);
   }
   nlohmann::json counts = nlohmann::json::object();
   for (const char* s : {"queued", "running", "done", "failed", "interrupted"}) counts[s] = count(s);
-  return {{"schema", "nanotrain-sweep-status/1"}, {"out", out_}, {"state", state_}, {"pid", int(::getpid())},
-          {"updated", utc_now()}, {"peak_gflops", peak_}, {"peak_source", peak_source_}, {"counts", counts},
+  return {{"schema", "nanotrain-sweep-status/1"},
+          {"out", out_},
+          {"state", state_},
+          {"pid", int(::getpid())},
+          {"updated", utc_now()},
+          {"peak_gflops", peak_},
+          {"peak_source", peak_source_},
+          {"counts", counts},
           {"runs", runs}};
 }
 

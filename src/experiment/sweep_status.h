@@ -4,10 +4,9 @@
 // can poll it while the sweep runs.
 #pragma once
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace nt::experiment {
 

@@ -48,7 +48,8 @@ void Svg::polyline(const std::vector<std::pair<double, double>>& points, const c
 }
 
 void Svg::polygon(const std::vector<std::pair<double, double>>& points, const char* fill, double opacity) {
-  body_ += "<polygon fill=\"" + std::string(fill) + "\" fill-opacity=\"" + num(opacity) + "\" stroke=\"none\" points=\"";
+  body_ +=
+      "<polygon fill=\"" + std::string(fill) + "\" fill-opacity=\"" + num(opacity) + "\" stroke=\"none\" points=\"";
   for (const auto& [x, y] : points) body_ += num(x) + "," + num(y) + " ";
   body_ += "\"/>\n";
 }

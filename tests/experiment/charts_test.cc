@@ -36,12 +36,13 @@ size_t count(const std::string& s, const std::string& what) {
 
 TEST(Charts, CurvesWithBandsAndALegend) {
   const std::string long_label(80, 'x');
-  const std::vector<CurveSeries> series = {{"seeds", {curve(1.0, 200), curve(1.1, 180)}}, {long_label, {curve(0.9, 150)}}};
+  const std::vector<CurveSeries> series = {{"seeds", {curve(1.0, 200), curve(1.1, 180)}},
+                                           {long_label, {curve(0.9, 150)}}};
   const std::string svg = curve_chart_svg({"title", "sub", "loss"}, series, CurveX::kTokens, true);
   EXPECT_EQ(count(svg, "<polygon"), 2u);  // the band, and its legend swatch
   EXPECT_NE(svg.find("tokens trained"), std::string::npos);
   EXPECT_NE(svg.find(">seeds</text>"), std::string::npos);
-  EXPECT_EQ(svg.find(">" + long_label + "</text>"), std::string::npos);  // shortened on the page
+  EXPECT_EQ(svg.find(">" + long_label + "</text>"), std::string::npos);         // shortened on the page
   EXPECT_NE(svg.find("<title>" + long_label + "</title>"), std::string::npos);  // whole as a tooltip
   const auto labels = x_labels(svg);
   ASSERT_GE(labels.size(), 3u);
@@ -57,11 +58,13 @@ TEST(Charts, OnePointPerRunGetsAnErrorBar) {
   const std::string svg = curve_chart_svg({"t", "s", "val_bpb"}, series, CurveX::kSeconds, false);
   EXPECT_EQ(count(svg, "class=\"point\""), 1u);
   EXPECT_NE(svg.find("training time (s)"), std::string::npos);
-  EXPECT_NE(curve_chart_svg({"t", "s", "y"}, {}, CurveX::kSeconds, false).find("no points recorded"), std::string::npos);
+  EXPECT_NE(curve_chart_svg({"t", "s", "y"}, {}, CurveX::kSeconds, false).find("no points recorded"),
+            std::string::npos);
 }
 
 TEST(Charts, ScatterUsesALogAxisForWideRanges) {
-  const std::vector<ScatterSeries> wide = {{"a", {{1e5, 1.5}, {1.1e5, 1.6}}, {"r1", "r2"}}, {"b", {{5e7, 1.2}}, {"r3"}}};
+  const std::vector<ScatterSeries> wide = {{"a", {{1e5, 1.5}, {1.1e5, 1.6}}, {"r1", "r2"}},
+                                           {"b", {{5e7, 1.2}}, {"r3"}}};
   const std::string svg = scatter_chart_svg({"t", "s", "val_bpb"}, "parameters", wide);
   EXPECT_NE(svg.find("parameters (log scale)"), std::string::npos);
   EXPECT_EQ(count(svg, "class=\"point\""), 3u);

@@ -23,8 +23,10 @@ nlohmann::json config(int depth_flag, double lr, uint64_t seed) {
   TrainConfig c;
   c.shape.preset = "tiny", c.shape.depth = depth_flag, c.optim.lr_matrix = lr, c.seed = seed;
   c.run_dir = "somewhere/" + std::to_string(seed), c.peak_gflops = double(seed);  // left out of the settings
-  return {{"flags", c.to_json()}, {"model", {{"depth", depth_flag ? depth_flag : 2}, {"d_model", 64}}},
-          {"dtype", "fp32"}, {"batch_size", 16}};
+  return {{"flags", c.to_json()},
+          {"model", {{"depth", depth_flag ? depth_flag : 2}, {"d_model", 64}}},
+          {"dtype", "fp32"},
+          {"batch_size", 16}};
 }
 
 void write(const fs::path& p, const std::string& text) {
@@ -34,8 +36,9 @@ void write(const fs::path& p, const std::string& text) {
 
 void finished(const fs::path& dir, const nlohmann::json& cfg, double bpb, double tps, nlohmann::json core = nullptr) {
   write(dir / "config.json", cfg.dump());
-  nlohmann::json s = {{"val_bpb", bpb}, {"tokens_trained", 1000}, {"tokens_per_second", tps}, {"mfu", 0.5},
-                      {"params_total", 12345}, {"steps", 10}, {"train_seconds", 2.0}, {"final_train_loss", 3.0}};
+  nlohmann::json s = {{"val_bpb", bpb},       {"tokens_trained", 1000}, {"tokens_per_second", tps},
+                      {"mfu", 0.5},           {"params_total", 12345},  {"steps", 10},
+                      {"train_seconds", 2.0}, {"final_train_loss", 3.0}};
   if (!core.is_null()) s["core"] = core;
   write(dir / "summary.json", s.dump());
 }
@@ -135,7 +138,8 @@ TEST_F(RunFolders, GroupsSeedsSortsAndFilters) {
   EXPECT_NEAR(lb.rows[1].val_bpb.spread, std::sqrt(0.02), 1e-12);
   EXPECT_EQ(lb.rows[2].state, "interrupted");
   EXPECT_EQ(lb.runs[0].name, "b1");  // runs best first
-  EXPECT_EQ(make_leaderboard(load_runs({(root / "sweep").string()}), {.group_seeds = false, .where = {}}).rows.size(), 5u);
+  EXPECT_EQ(make_leaderboard(load_runs({(root / "sweep").string()}), {.group_seeds = false, .where = {}}).rows.size(),
+            5u);
 
   LeaderOptions by_core{.sort = SortKey::kCore, .where = {}};
   EXPECT_EQ(make_leaderboard(load_runs({(root / "sweep").string()}), by_core).runs[0].name, "b2");

@@ -108,7 +108,8 @@ TEST(SweepPlan, ReadsASweepFile) {
   EXPECT_EQ(s.variants[1].args, Args{"--tie-embeddings"});
   EXPECT_EQ(s.seeds, 2);
   EXPECT_EQ(s.shared_args, (Args{"--preset=tiny", "--steps=3"}));
-  const SweepSpec o = parse_sweep_file(nlohmann::json::parse(R"({"variants": {"a": "--depth 2"}, "flags": "--steps 3"})"), "g");
+  const SweepSpec o =
+      parse_sweep_file(nlohmann::json::parse(R"({"variants": {"a": "--depth 2"}, "flags": "--steps 3"})"), "g");
   EXPECT_EQ(o.variants[0].args, (Args{"--depth", "2"}));
   EXPECT_EQ(o.shared_args, (Args{"--steps", "3"}));
   for (const char* bad : {R"({"grid": {"depth": []}})", R"({"seeds": 0})", R"({"colour": 1})", R"([1])",
@@ -141,14 +142,15 @@ TEST(SweepPlan, MergesTheCommandLineIntoAFile) {
 }
 
 TEST(SweepPlan, RunFlagsAreTheTrainCommandsOwn) {
-  const TrainConfig c = cli::train_config_from_args({"--preset=tiny", "--steps=3", "--depth", "3", "--steps=5", "--profile"},
-                                                    "run x");
+  const TrainConfig c =
+      cli::train_config_from_args({"--preset=tiny", "--steps=3", "--depth", "3", "--steps=5", "--profile"}, "run x");
   EXPECT_EQ(c.shape.preset, "tiny");
   EXPECT_EQ(c.shape.depth, 3);
   EXPECT_EQ(c.steps, 5);
   EXPECT_TRUE(c.profile);
   EXPECT_FALSE(cli::train_config_from_args({"--profile=false"}, "run x").profile);
-  for (const Args& bad : {Args{"--no-such-flag=1"}, Args{"--depth=three"}, Args{"--steps=-1"}, Args{"--on-nan=explode"}}) {
+  for (const Args& bad :
+       {Args{"--no-such-flag=1"}, Args{"--depth=three"}, Args{"--steps=-1"}, Args{"--on-nan=explode"}}) {
     try {
       cli::train_config_from_args(bad, "run 007_x");
       ADD_FAILURE() << bad[0] << " was accepted";
