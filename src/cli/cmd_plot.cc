@@ -4,13 +4,12 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/leader_options.h"
 #include "core/check.h"
 #include "experiment/leaderboard.h"
 #include "experiment/plots.h"
 
 namespace nt::cli {
-
-experiment::LeaderOptions leader_options(const std::vector<std::string>& where, const std::string& sort, bool per_run);
 
 namespace {
 

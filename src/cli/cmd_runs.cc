@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/leader_options.h"
 #include "core/check.h"
 #include "experiment/leaderboard.h"
 #include "experiment/leaderboard_format.h"
@@ -19,15 +20,6 @@ struct RunsFlags {
 };
 
 }  // namespace
-
-// The options `runs` and `plot` share: which runs, and how they are grouped and ordered.
-experiment::LeaderOptions leader_options(const std::vector<std::string>& where, const std::string& sort, bool per_run) {
-  experiment::LeaderOptions lo;
-  for (const std::string& w : where) lo.where.push_back(experiment::parse_where(w));
-  lo.sort = experiment::parse_sort_key(sort);
-  lo.group_seeds = !per_run;
-  return lo;
-}
 
 void add_runs_command(CLI::App& app) {
   auto f = std::make_shared<RunsFlags>();
