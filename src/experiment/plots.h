@@ -15,7 +15,7 @@ namespace nt::experiment {
 std::vector<std::pair<std::string, std::string>> comparison_charts(const Leaderboard& lb);
 
 // A self-contained page (inline CSS and SVG, nothing fetched): the leaderboard, the charts, and
-// each run's settings where they differ from the most common value among the runs.
+// each run's settings where they differ from the best run's.
 std::string report_html(const Leaderboard& lb, const std::vector<std::pair<std::string, std::string>>& charts);
 
 // Writes the charts and report.html into out (created if needed); returns the paths written.

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // report.html (plots.h): one page with no outside resources, readable offline and printable.
 #include <cmath>
-#include <map>
 
 #include "core/check.h"
 #include "experiment/charts.h"
@@ -47,23 +46,8 @@ std::string joined(const std::vector<std::string>& keys) {
   return out;
 }
 
-// The most common value of each differing setting: what a run's diff is against.
-std::map<std::string, std::string> common_values(const Leaderboard& lb) {
-  std::map<std::string, std::string> out;
-  for (const std::string& k : lb.differing) {
-    std::map<std::string, int> count;
-    for (const RunRecord& r : lb.runs) {
-      const auto it = r.settings.find(k);
-      ++count[it == r.settings.end() ? "-" : it->second];
-    }
-    int best = -1;
-    for (const auto& [v, n] : count)
-      if (n > best) best = n, out[k] = v;
-  }
-  return out;
-}
-
-std::string run_section(const RunRecord& r, const Leaderboard& lb, const std::map<std::string, std::string>& common) {
+// A run's settings against the best run's (the leaderboard's first): what it changed.
+std::string run_section(const RunRecord& r, const Leaderboard& lb) {
   std::string h = "<h3>" + xml_escape(r.name) + "</h3>\n<p><span class=\"state-" + run_state_name(r.state) + "\">" +
                   run_state_name(r.state) + "</span>";
   if (std::isfinite(r.val_bpb)) h += strf(" · val_bpb %.4f", r.val_bpb);
@@ -72,18 +56,25 @@ std::string run_section(const RunRecord& r, const Leaderboard& lb, const std::ma
   h += " · <code>" + xml_escape(r.dir) + "</code>";
   if (!r.error.empty()) h += "<br><span class=\"state-broken\">" + xml_escape(r.error) + "</span>";
   h += "</p>\n";
+  const RunRecord& best = lb.runs.front();
+  const auto value = [](const RunRecord& x, const std::string& k) {
+    const auto it = x.settings.find(k);
+    return it == x.settings.end() ? std::string("-") : it->second;
+  };
   std::string diff;
   for (const std::string& k : lb.differing) {
-    const auto it = r.settings.find(k);
-    const std::string v = it == r.settings.end() ? "-" : it->second;
-    if (v == common.at(k)) continue;
-    diff += "<tr><td>" + xml_escape(k) + "</td><td>" + xml_escape(v) + "</td><td class=\"muted\">" +
-            xml_escape(common.at(k)) + "</td></tr>\n";
+    if (&r != &best && value(r, k) == value(best, k)) continue;
+    diff += "<tr><td>" + xml_escape(k) + "</td><td>" + xml_escape(value(r, k)) + "</td>" +
+            (&r == &best ? "" : "<td class=\"muted\">" + xml_escape(value(best, k)) + "</td>") + "</tr>\n";
   }
-  if (diff.empty())
-    h += "<p class=\"muted\">Settings: the most common value of every setting.</p>\n";
-  else
-    h += "<table><tr><th>setting</th><th>this run</th><th>most runs</th></tr>\n" + diff + "</table>\n";
+  if (&r == &best && !diff.empty()) {
+    h += "<p class=\"muted\">The best run: the others are compared with it.</p>\n";
+    h += "<table><tr><th>setting</th><th>this run</th></tr>\n" + diff + "</table>\n";
+  } else if (diff.empty()) {
+    h += "<p class=\"muted\">The same settings as the best run.</p>\n";
+  } else {
+    h += "<table><tr><th>setting</th><th>this run</th><th>best run</th></tr>\n" + diff + "</table>\n";
+  }
   h += "<details><summary>all settings</summary><table>\n";
   for (const auto& [k, v] : r.settings) h += "<tr><td>" + xml_escape(k) + "</td><td>" + xml_escape(v) + "</td></tr>\n";
   return h + "</table></details>\n";
@@ -106,8 +97,7 @@ std::string report_html(const Leaderboard& lb, const std::vector<std::pair<std::
          "</figure>\n";
   }
   h += "<h2>Runs</h2>\n";
-  const auto common = common_values(lb);
-  for (const RunRecord& r : lb.runs) h += run_section(r, lb, common);
+  for (const RunRecord& r : lb.runs) h += run_section(r, lb);
   return h + "</body>\n</html>\n";
 }
 

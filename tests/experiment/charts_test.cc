@@ -92,7 +92,8 @@ TEST(Charts, ReportIsSelfContained) {
   EXPECT_EQ(html.find(" src="), std::string::npos);
   EXPECT_EQ(html.find(" href="), std::string::npos);
   EXPECT_NE(html.find("run &lt;1&gt;"), std::string::npos);
-  EXPECT_NE(html.find("<th>most runs</th>"), std::string::npos);
+  EXPECT_NE(html.find("<th>best run</th>"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>depth</td><td>4</td><td class=\"muted\">3</td></tr>"), std::string::npos);
 }
 
 }  // namespace
