@@ -8,7 +8,9 @@ packages=(
   libcli11-dev nlohmann-json3-dev            # command line, JSON
   libdnnl-dev                                # oneDNN GEMMs
   libpcre2-dev libssl-dev                    # tokenizer regex, SHA-256
+  libyaml-cpp-dev                            # core.yaml of CORE evaluation bundles
   python3 python3-torch python3-numpy        # the independent PyTorch reference (tests, comparisons)
+  python3-yaml python3-jinja2                # the independent CORE reference (tests)
   libopenblas0-pthread                       # a real BLAS for PyTorch's fp32 GEMMs
 )
 # The tiktoken reference encoder (tests) runs on Node.js; some machines have a Node.js build that

@@ -48,6 +48,7 @@ void add_eval_command(CLI::App& app) {
   auto o = std::make_shared<EvalFlags>();
   auto* ev = app.add_subcommand("eval", "Evaluate a trained model");
   ev->require_subcommand(1);
+  add_eval_core_command(*ev);
   auto* c = ev->add_subcommand("bpb", "Bits per byte of a run's model on text files / folders / JSONL");
   add_field_options(c, *o);
   c->callback([o] {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `nanotrain info`: the machine, the backends, and a model shape's size and memory.
+// `nanotrain info`: the machine, the backends, a model shape's size and memory, and the optimizer
+// settings (with every variant) that `train` would resolve for it.
 #include <omp.h>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "kernels/backend.h"
 #include "model/config.h"
 #include "model/gpt.h"
+#include "optim/optim_config.h"
 
 namespace nt::cli {
 
@@ -23,8 +25,10 @@ void add_info_command(CLI::App& app) {
   add_field_options(c, *f,
                     {.checks = false, .groups = false, .skip = {"--rope-base"},
                      .help = {{"--vocab-size", "Vocabulary (default 257, bytes)"}}});
+  auto optim = std::make_shared<OptimConfig>();
+  add_field_options(c, *optim, {.groups = false, .skip = {}, .help = {}});
   c->add_option("--batch-size", *batch, "Sequences per micro-batch, for the memory estimate")->capture_default_str();
-  c->callback([f, batch] {
+  c->callback([f, batch, optim] {
     if (*batch <= 0) fail("--batch-size %d: must be positive", *batch);
     ModelConfig m = resolve_model_config(*f, 257);
     std::printf("nanotrain %s on %s\n", NT_VERSION, hostname().c_str());
@@ -36,6 +40,8 @@ void add_info_command(CLI::App& app) {
                 (long long)count_matmul_params(m), flops_per_token(m, m.seq_len) / 1e6);
     std::printf("activations at batch %d: %.1f MiB\n", *batch, Gpt::activation_bytes(m, *batch, m.seq_len) / 1048576.0);
     std::printf("available memory: %.1f GiB\n", available_memory_bytes() / 1073741824.0);
+    optim->resolve(m.d_model);
+    std::printf("optimizer: %s\n", optim->to_json().dump().c_str());
   });
 }
 

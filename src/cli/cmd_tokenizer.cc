@@ -17,6 +17,7 @@
 #include "data/progress.h"
 #include "tokenizer/bpe_train.h"
 #include "tokenizer/tokenizer.h"
+#include "train/run_folder.h"
 
 namespace nt::cli {
 
@@ -47,8 +48,8 @@ struct TrainArgs {
 };
 
 struct EncodeArgs {
-  std::string tokenizer, input = "-", text, jsonl_field = "text";
-  bool bench = false, count = false;
+  std::string tokenizer, run_dir, input = "-", text, jsonl_field = "text";
+  bool bench = false, count = false, json = false;
   int threads = 0, repeat = 3;
   double max_mb = 0;
 };
@@ -82,8 +83,31 @@ void run_train(const TrainArgs& a) {
                 tok->vocab_size());
 }
 
+// --json: the input is one JSON array of strings; prints {"bos": id, "ids": [ids of each string]}
+// (every string encoded, empty ones included: tools drive the tokenizer this way).
+void run_encode_json(const Tokenizer& tok, const std::string& input) {
+  nlohmann::json in;
+  try {
+    in = nlohmann::json::parse(read_input(input));
+  } catch (const nlohmann::json::exception&) {
+    fail("--input %s: not valid JSON", input.c_str());
+  }
+  if (!in.is_array()) fail("--input %s: must be a JSON array of strings", input.c_str());
+  nlohmann::json out = nlohmann::json::array();
+  std::vector<uint32_t> ids;
+  for (const auto& t : in) {
+    if (!t.is_string()) fail("--input %s: must be a JSON array of strings", input.c_str());
+    ids.clear();
+    tok.encode(t.get<std::string>(), ids);
+    out.push_back(ids);
+  }
+  std::printf("%s\n", nlohmann::json{{"bos", tok.bos_id()}, {"ids", out}}.dump().c_str());
+}
+
 void run_encode(const EncodeArgs& a) {
-  auto tok = load_tokenizer(a.tokenizer);
+  if (a.tokenizer.empty() == a.run_dir.empty()) fail("--tokenizer / --run-dir: give exactly one of them");
+  auto tok = a.run_dir.empty() ? load_tokenizer(a.tokenizer) : std::move(open_trained_run(a.run_dir).tokenizer);
+  if (a.json) return run_encode_json(*tok, a.input);
   std::vector<std::string> texts = a.text.empty() ? read_texts(a.input, a.jsonl_field) : std::vector<std::string>{a.text};
   if (a.max_mb > 0) {
     size_t total = 0, keep = 0;
@@ -178,7 +202,9 @@ void add_tokenizer_command(CLI::App& app) {
   auto ea = std::make_shared<EncodeArgs>();
   auto* en = cmd->add_subcommand("encode", "Print token ids of text (one line of ids per text / JSONL record)");
   en->add_option("--tokenizer", ea->tokenizer,
-                 "'bytes', a .tiktoken file, a tiktoken encoder .json, or gpt2|r50k_base|p50k_base|cl100k_base|o200k_base")->required();
+                 "'bytes', a .tiktoken file, a tiktoken encoder .json, or gpt2|r50k_base|p50k_base|cl100k_base|o200k_base");
+  en->add_option("--run-dir", ea->run_dir, "Use the tokenizer of this run folder (instead of --tokenizer)");
+  en->add_flag("--json", ea->json, "Input: a JSON array of strings; output: {\"bos\": id, \"ids\": [their id arrays]}");
   en->add_option("--input", ea->input, "Text file ('-' = stdin) or .jsonl (one line of ids per record)")->capture_default_str();
   en->add_option("--text", ea->text, "Encode this text instead of --input");
   en->add_option("--jsonl-field", ea->jsonl_field, "JSONL field holding the text")->capture_default_str();

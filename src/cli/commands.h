@@ -12,6 +12,7 @@ void add_all_commands(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
+void add_eval_core_command(CLI::App& eval);  // `eval core`, under `eval`
 void add_data_command(CLI::App& app);
 void add_tokenizer_command(CLI::App& app);
 void add_info_command(CLI::App& app);

@@ -12,9 +12,29 @@
 
 namespace nt {
 
-void newton_schulz_poly(const KernelTable& k, float* b, const float* a, int64_t m) {
-  k.axpby(b, a, m * m, kNewtonSchulzB, kNewtonSchulzC);              // b A + c A A
-  for (int64_t i = 0; i < m; ++i) b[i * m + i] += kNewtonSchulzA;  // + a I
+NsPoly ns_poly(NsCoeffs coeffs, int iteration) {
+  // Polar Express (Amsel, Persson, Musco, Gower 2025), computed for five iterations with a
+  // safety factor of 2e-2 and a cushion of 2.
+  static constexpr NsPoly kPolarExpress[kPolarExpressSteps] = {
+      {8.156554524902461f, -22.48329292557795f, 15.878769915207462f},
+      {4.042929935166739f, -2.808917465908714f, 0.5000178451051316f},
+      {3.8916678022926607f, -2.772484153217685f, 0.5060648178503393f},
+      {3.285753657755655f, -2.3681294933425376f, 0.46449024233003106f},
+      {2.3465413258596377f, -1.7097828382687081f, 0.42323551169305323f}};
+  if (coeffs == NsCoeffs::kQuintic) return kQuinticPoly;
+  NT_CHECK(iteration >= 0 && iteration < kPolarExpressSteps, "Polar Express has %d iterations, not %d",
+           kPolarExpressSteps, iteration + 1);
+  return kPolarExpress[iteration];
+}
+
+float ns_norm_scale(NsCoeffs coeffs, double frobenius_norm) {
+  if (coeffs == NsCoeffs::kQuintic) return 1.0f / (float(frobenius_norm) + 1e-7f);
+  return float(1.0 / (frobenius_norm * 1.01 + 1e-6));
+}
+
+void newton_schulz_poly(const KernelTable& k, float* b, const float* a, int64_t m, NsPoly p) {
+  k.axpby(b, a, m * m, p.b, p.c);                                // b A + c A A
+  for (int64_t i = 0; i < m; ++i) b[i * m + i] += p.a;  // + a I
 }
 
 namespace {
@@ -60,9 +80,9 @@ void symmetric_product_bf16(const KernelTable& k, float* c, const uint16_t* a, c
   });
 }
 
-void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r, int64_t m, bool last) {
-  symmetric_square(k, b, a, m);      // G G
-  newton_schulz_poly(k, b, a, m);    // P = a I + b G + c G G
+void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r, int64_t m, bool last, NsPoly p) {
+  symmetric_square(k, b, a, m);       // G G
+  newton_schulz_poly(k, b, a, m, p);  // P = a I + b G + c G G
   if (last) return;
   symmetric_product(k, r, b, a, m);  // P G
   symmetric_product(k, a, b, r, m);  // G' = P (P G)
@@ -73,23 +93,23 @@ void newton_schulz_gram_step(const KernelTable& k, float* a, float* b, float* r,
 // pass over the (m, n) iterate. The polynomial's linear term is folded into the last GEMM,
 //   X' = a X + (b A + c A A) X = (a I + b A + c A A) X,
 // and the last iteration writes fp32 straight into x.
-void NewtonSchulzBf16::run(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n, int steps) {
+void NewtonSchulzBf16::run(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n, int steps,
+                           NsCoeffs coeffs) {
   NT_CHECK(m <= n, "newton_schulz wants rows <= cols (%ld, %ld)", long(m), long(n));
   NT_CHECK(k.to_bf16 && k.matmul_bf16 && k.matmul_bf16_out, "backend %s has no bf16 GEMM", k.name);
-  if (run_one_op(k, x, false, a, b, m, n, steps)) return;
-  const float norm = float(std::sqrt(k.sum_squares(x, m * n)));
-  k.axpby(x, x, m * n, 0.0f, 1.0f / (norm + 1e-7f));
+  if (run_one_op(k, x, false, a, b, m, n, steps, coeffs)) return;
+  k.axpby(x, x, m * n, 0.0f, ns_norm_scale(coeffs, std::sqrt(k.sum_squares(x, m * n))));
   if (steps <= 0) return;
   if (xh_.size() < size_t(m * n)) xh_.resize(size_t(m * n)), xh2_.resize(size_t(m * n));
   if (ah_.size() < size_t(m * m)) ah_.resize(size_t(m * m)), bh_.resize(size_t(m * m));
-  if (newton_schulz_bf16_on_gram(k, m, n)) return run_on_gram(k, x, a, b, m, n, steps);
+  if (newton_schulz_bf16_on_gram(k, m, n)) return run_on_gram(k, x, a, b, m, n, steps, coeffs);
   k.to_bf16(xh_.data(), x, m * n);
   uint16_t *cur = xh_.data(), *next = xh2_.data();
   for (int it = 0; it < steps; ++it) {
     k.matmul_bf16(a, cur, cur, m, m, n, false, true, 0.0f);  // A = X X^T
     k.to_bf16(ah_.data(), a, m * m);
     k.matmul_bf16(b, ah_.data(), ah_.data(), m, m, m, false, true, 0.0f);  // A A = A A^T (A is symmetric)
-    newton_schulz_poly(k, b, a, m);                                         // a I + b A + c A A
+    newton_schulz_poly(k, b, a, m, ns_poly(coeffs, it));                    // a I + b A + c A A
     k.to_bf16(bh_.data(), b, m * m);
     if (it + 1 < steps) {
       k.matmul_bf16_out(next, bh_.data(), cur, m, n, m, false, false);  // X' = (aI + bA + cAA) X
@@ -101,8 +121,8 @@ void NewtonSchulzBf16::run(const KernelTable& k, float* x, float* a, float* b, i
 }
 
 bool NewtonSchulzBf16::run_one_op(const KernelTable& k, float* x, bool transposed, float* a, float* b, int64_t m,
-                                  int64_t n, int steps) {
-  if (!k.newton_schulz_bf16 || steps < 1 || m > n) return false;
+                                  int64_t n, int steps, NsCoeffs coeffs) {
+  if (!k.newton_schulz_bf16 || coeffs != NsCoeffs::kQuintic || steps < 1 || m > n) return false;
   const size_t need = size_t(newton_schulz_bf16_work(m, n));
   if (work_.size() < need) work_.resize(need);
   // The normalisation is the op's scale: bf16(x / |x|) as the composed version rounds it.
@@ -118,12 +138,12 @@ bool NewtonSchulzBf16::run_one_op(const KernelTable& k, float* x, bool transpose
 // errors against the exact iteration).
 // x (m, n) is free once X0 is in bf16: it holds the fp32 R = P G and the product Q of the P's.
 void NewtonSchulzBf16::run_on_gram(const KernelTable& k, float* x, float* a, float* b, int64_t m, int64_t n,
-                                   int steps) {
+                                   int steps, NsCoeffs coeffs) {
   k.to_bf16(xh_.data(), x, m * n);
   k.matmul_bf16(a, xh_.data(), xh_.data(), m, m, n, false, true, 0.0f);  // G0 = X0 X0^T
   float *r = x, *q = x + m * m;                                           // 2 m² <= m n
   for (int it = 0; it < steps; ++it) {
-    newton_schulz_gram_step(k, a, b, r, m, it + 1 == steps);
+    newton_schulz_gram_step(k, a, b, r, m, it + 1 == steps, ns_poly(coeffs, it));
     if (it == 0) {
       std::memcpy(q, b, size_t(m * m) * sizeof(float));
     } else {  // Q = P Q: from bf16 copies, so Q can be overwritten in place

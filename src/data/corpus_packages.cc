@@ -15,6 +15,7 @@
 
 #include "core/check.h"
 #include "core/files.h"
+#include "core/json_limits.h"
 #include "core/sha256.h"
 #include "tokenizer/base64.h"
 
@@ -110,7 +111,7 @@ bool ensure_archive(const Package& p, const std::string& cache, bool quiet) {
   if (!fs::exists(path)) fail("npm pack %s: did not produce %s", spec.c_str(), path.c_str());
   // npm reports the archive's integrity; it must be the pinned one, and so must our own digests.
   try {
-    const auto j = nlohmann::json::parse(read_file(out));
+    const auto j = read_json_file(out);
     const std::string reported = j.at(0).at("integrity").get<std::string>();
     if (reported != p.integrity)
       fail("npm pack %s: npm reports integrity %s, expected the pinned %s", spec.c_str(), reported.c_str(), p.integrity);

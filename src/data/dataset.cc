@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/files.h"
+#include "core/json_limits.h"
 
 namespace nt {
 
@@ -48,7 +49,7 @@ Dataset open_dataset(const std::string& dir) {
   if (!fs::exists(meta_path)) fail("%s: missing (run `nanotrain data prepare --out %s`)", meta_path.c_str(), dir.c_str());
   nlohmann::json meta;
   try {
-    meta = nlohmann::json::parse(read_file(meta_path));
+    meta = read_json_file(meta_path);
   } catch (const nlohmann::json::exception& e) {
     fail("%s: not valid JSON: %s", meta_path.c_str(), e.what());
   }

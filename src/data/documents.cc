@@ -2,11 +2,13 @@
 #include "data/documents.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
 #include "core/files.h"
+#include "core/json_limits.h"
 #include "core/sha256.h"
 
 namespace nt {
@@ -75,7 +77,7 @@ void read_jsonl(const std::string& text, const std::string& path, const Document
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     nlohmann::json rec;
     try {
-      rec = nlohmann::json::parse(line);
+      rec = parse_json(line, path + ":" + std::to_string(line_no), SIZE_MAX);
     } catch (const nlohmann::json::exception&) {
       fail("%s:%zu: malformed JSON line", path.c_str(), line_no);
     }

@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "core/files.h"
+#include "core/json_limits.h"
 #include "data/dataset.h"
 #include "data/progress.h"
 #include "data/shard_format.h"
@@ -96,7 +97,7 @@ nlohmann::json claim_output(const std::string& dir) {
   nlohmann::json old = nlohmann::json::object();
   if (fs::exists(fs::symlink_status(meta_path))) {
     try {
-      old = nlohmann::json::parse(read_file(meta_path.string()));
+      old = read_json_file(meta_path.string());
     } catch (const nlohmann::json::exception&) {
       fail("%s: not valid JSON; remove it (and the folder's data) to prepare here", meta_path.c_str());
     }

@@ -11,18 +11,10 @@
 #include <utility>
 
 #include "core/check.h"
+#include "optim/muon_variants.h"
 #include "profile/profile.h"
 
 namespace nt {
-
-void OptimConfig::resolve(int d_model) {
-  const double scale = std::pow(double(d_model) / 768.0, -0.5);
-  if (lr_embed < 0) lr_embed = 0.2 * scale;
-  if (lr_head < 0) lr_head = 0.004 * scale;
-  validate_fields(*this);
-}
-
-nlohmann::json OptimConfig::to_json() const { return fields_to_json(*this); }
 
 namespace {
 
@@ -131,10 +123,10 @@ double newton_schulz_flops(int64_t rows, int64_t cols, int steps, bool gram_when
   return s * (4 * m * m * n + 2 * m * m * m);
 }
 
-void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b, int64_t m, int64_t n, int steps) {
+void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b, int64_t m, int64_t n, int steps,
+                   NsCoeffs coeffs) {
   NT_CHECK(m <= n, "newton_schulz wants rows <= cols (%ld, %ld)", long(m), long(n));
-  const float norm = float(std::sqrt(k.sum_squares(x, m * n)));
-  k.axpby(x, x, m * n, 0.0f, 1.0f / (norm + 1e-7f));
+  k.axpby(x, x, m * n, 0.0f, ns_norm_scale(coeffs, std::sqrt(k.sum_squares(x, m * n))));
   if (steps == 0) return;
   if (newton_schulz_on_gram(m, n)) {
     // a: G; b: P; y holds the product so far, q, and a product's scratch, r (2 m² <= m n).
@@ -142,7 +134,7 @@ void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b,
     k.matmul(a, x, x, m, m, n, false, true, 0.0f);  // G0 = X0 X0^T
     for (int it = 0; it < steps; ++it) {
       const bool last = it + 1 == steps;
-      newton_schulz_gram_step(k, a, b, r, m, last);  // P into b; G' into a
+      newton_schulz_gram_step(k, a, b, r, m, last, ns_poly(coeffs, it));  // P into b; G' into a
       float* dst = last ? a : r;  // the last step's product goes to a: G is no longer needed
       if (it == 0) std::memcpy(dst, b, size_t(m * m) * sizeof(float));
       else symmetric_product(k, dst, b, q, m);  // P (P_{it-1} ... P0)
@@ -156,7 +148,7 @@ void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b,
   for (int it = 0; it < steps; ++it) {
     k.matmul(a, cur, cur, m, m, n, false, true, 0.0f);  // A = X X^T      (m, m)
     symmetric_square(k, b, a, m);                       // A A (A is symmetric)
-    newton_schulz_poly(k, b, a, m);                     // a I + b A + c A A
+    newton_schulz_poly(k, b, a, m, ns_poly(coeffs, it));  // a I + b A + c A A
     k.matmul(next, b, cur, m, n, m, false, false, 0.0f); // X' = (a I + b A + c A A) X
     std::swap(cur, next);
   }
@@ -180,52 +172,59 @@ class MuonZone {
 };
 }  // namespace
 
-void Optimizer::muon_update(MuonScratch& sc, float* p, const float* g, float* buf, int64_t rows, int64_t cols,
-                            float lr, bool main_thread) {
-  const int64_t n = rows * cols;
+// The momentum's Nesterov update u, laid out like p, orthogonalised; returns where the result
+// is (x, y or u itself), laid out like p. The backend's one-op bf16 Newton-Schulz takes u as it
+// is (a tall matrix as the transpose of a long one); otherwise u goes to x with rows <= cols
+// (transposed from y if tall) and back.
+float* Optimizer::orthogonalize(MuonScratch& sc, float* u, int64_t rows, int64_t cols, bool main_thread) {
   const bool tall = rows > cols;
   const int64_t m = tall ? cols : rows, k = tall ? rows : cols;
-  // buf = mom buf + (1 - mom) g; Nesterov u = mom buf + (1 - mom) g, laid out like p. The
-  // backend's one-op bf16 Newton-Schulz takes it as it is (a tall matrix as the transpose of a
-  // long one); otherwise u goes to x with rows <= cols (transposed from y if tall) and back.
-  float* u = tall ? sc.y.data() : sc.x.data();
-  {
-    MuonZone zone(main_thread, profile::kMuon, "muon momentum");
-    k_.nesterov(u, buf, g, n, float(cfg_.momentum));
-  }
-  bool done = false;
+  const NsCoeffs coeffs = cfg_.ns_coeffs();
   if (cfg_.bf16_newton_schulz) {
     MuonZone zone(main_thread, profile::kNewtonSchulz, "newton-schulz");
-    done = sc.ns_bf16.run_one_op(k_, u, tall, sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps);
+    if (sc.ns_bf16.run_one_op(k_, u, tall, sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps, coeffs)) return u;
   }
-  const float* upd = u;
-  if (!done) {
-    if (tall) {
-      MuonZone zone(main_thread, profile::kMuon, "muon momentum");
-      k_.transpose(sc.x.data(), sc.y.data(), rows, cols);
-    }
-    {
-      MuonZone zone(main_thread, profile::kNewtonSchulz, "newton-schulz");
-      if (cfg_.bf16_newton_schulz) sc.ns_bf16.run(k_, sc.x.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps);
-      else newton_schulz(k_, sc.x.data(), sc.y.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps);
-    }
-    upd = sc.x.data();
-    if (tall) {
-      MuonZone zone(main_thread, profile::kMuon, "muon momentum");
-      k_.transpose(sc.y.data(), sc.x.data(), cols, rows);
-      upd = sc.y.data();
-    }
+  if (tall) {
+    MuonZone zone(main_thread, profile::kMuon, "muon momentum");
+    k_.transpose(sc.x.data(), sc.y.data(), rows, cols);
   }
+  {
+    MuonZone zone(main_thread, profile::kNewtonSchulz, "newton-schulz");
+    if (cfg_.bf16_newton_schulz)
+      sc.ns_bf16.run(k_, sc.x.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps, coeffs);
+    else
+      newton_schulz(k_, sc.x.data(), sc.y.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps, coeffs);
+  }
+  if (!tall) return sc.x.data();
   MuonZone zone(main_thread, profile::kMuon, "muon momentum");
-  const float scale = std::sqrt(std::max(1.0f, float(rows) / float(cols)));
-  k_.axpby(p, upd, n, -lr * scale, 1.0f);
+  k_.transpose(sc.y.data(), sc.x.data(), cols, rows);
+  return sc.y.data();
 }
 
-void Optimizer::muon_step(ParamArena& params, const ParamArena& grads, double lrm) {
-  const float lr = float(cfg_.lr_matrix * cfg_.lr_scale * lrm);
+void Optimizer::muon_update(MuonScratch& sc, float* p, const float* g, float* buf, float* v2, int64_t rows,
+                            int64_t cols, const MuonStep& st, bool main_thread) {
+  const int64_t n = rows * cols;
+  // buf = mom buf + (1 - mom) g; Nesterov u = mom buf + (1 - mom) g, laid out like p.
+  float* u = rows > cols ? sc.y.data() : sc.x.data();
+  {
+    MuonZone zone(main_thread, profile::kMuon, "muon momentum");
+    k_.nesterov(u, buf, g, n, st.momentum);
+    if (cfg_.muon_eq) muon_row_equilibrate(u, rows, cols);
+  }
+  float* upd = orthogonalize(sc, u, rows, cols, main_thread);
+  MuonZone zone(main_thread, profile::kMuon, "muon momentum");
+  if (cfg_.muon_renorm) scale_to_frobenius(upd, n, std::sqrt(double(std::min(rows, cols))));
+  if (cfg_.normuon) normuon_normalize(upd, v2, rows, cols, float(cfg_.normuon_beta2));
+  const float lr = st.lr * std::sqrt(std::max(1.0f, float(rows) / float(cols)));
+  if (st.wd == 0) k_.axpby(p, upd, n, -lr, 1.0f);
+  else muon_apply(p, upd, n, lr, st.wd, cfg_.cautious_wd);
+}
+
+void Optimizer::muon_step(ParamArena& params, const ParamArena& grads, const MuonStep& st) {
   auto update = [&](size_t t, size_t i, bool main_thread) {
     const ParamSpec& s = params.specs[i];
-    muon_update(scratch_[t], params.tensor(i), grads.tensor(i), m_.data() + params.offsets[i], s.rows, s.cols, lr,
+    const size_t off = params.offsets[i];
+    muon_update(scratch_[t], params.tensor(i), grads.tensor(i), m_.data() + off, v_.data() + off, s.rows, s.cols, st,
                 main_thread);
   };
   if (work_.size() == 1) {
@@ -255,20 +254,22 @@ void Optimizer::muon_step(ParamArena& params, const ParamArena& grads, double lr
     if (e) std::rethrow_exception(e);
 }
 
-void Optimizer::step(ParamArena& params, const ParamArena& grads, double lrm) {
+void Optimizer::step(ParamArena& params, const ParamArena& grads, double lrm, double progress, double warmdown) {
   ++t_;
-  const float bc1 = float(1.0 - std::pow(cfg_.beta1, double(t_)));
-  const float bc2 = float(1.0 - std::pow(cfg_.beta2, double(t_)));
   for (size_t i = 0; i < params.specs.size(); ++i) {
     const auto& s = params.specs[i];
     if (s.group == ParamGroup::kMatrix) continue;
     profile::Zone zone(profile::kAdamW);
-    const double lr = (s.group == ParamGroup::kEmbed ? cfg_.lr_embed : cfg_.lr_head) * cfg_.lr_scale * lrm;
+    const AdamGroup a = cfg_.adam_group(s.group);
+    const float bc1 = float(1.0 - std::pow(a.beta1, double(t_)));
+    const float bc2 = float(1.0 - std::pow(a.beta2, double(t_)));
     k_.adamw_step(params.tensor(i), grads.tensor(i), m_.data() + params.offsets[i], v_.data() + params.offsets[i],
-                  s.numel(), float(lr), float(cfg_.beta1), float(cfg_.beta2), float(cfg_.eps),
-                  float(cfg_.weight_decay), bc1, bc2);
+                  s.numel(), float(a.lr * cfg_.lr_scale * lrm), float(a.beta1), float(a.beta2), float(cfg_.eps),
+                  float(a.wd), bc1, bc2);
   }
-  muon_step(params, grads, lrm);
+  const MuonStep st{float(cfg_.lr_matrix * cfg_.lr_scale * lrm), float(cfg_.muon_momentum_at(t_ - 1, warmdown)),
+                    float(cfg_.muon_wd_at(progress))};
+  muon_step(params, grads, st);
 }
 
 }  // namespace nt

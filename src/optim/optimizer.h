@@ -1,78 +1,39 @@
 // SPDX-License-Identifier: MIT
-// The baseline's optimizers over the parameter table's groups:
+// The optimizers over the parameter table's groups:
 //  * Muon for every matrix inside the blocks: Nesterov momentum, then the update is
-//    orthogonalised by Newton-Schulz (quintic (3.4445, -4.7750, 2.0315)) on the
-//    Frobenius-normalised matrix, working on the smaller Gram side, and scaled by
-//    sqrt(max(1, rows/cols)).
+//    orthogonalised by Newton-Schulz (the quintic (3.4445, -4.7750, 2.0315), or Polar Express's
+//    per-iteration polynomials) on the Frobenius-normalised matrix, working on the smaller Gram
+//    side, and scaled by sqrt(max(1, rows/cols)). Optional passes around the iteration
+//    (muon_variants.h): MuonEq before it; Muon+ renormalisation and NorMuon after it; decoupled,
+//    optionally cautious, weight decay in the update.
 //    The matrices are shared among the OpenMP threads, each orthogonalising its own with
 //    one-thread GEMMs: Newton-Schulz's GEMMs are too small to split well across cores.
-//  * AdamW (decoupled weight decay, bias correction) for the embedding and the output head.
+//  * AdamW (decoupled weight decay, bias correction) for every other group, each with its own
+//    learning rate, betas and decay (OptimConfig::adam_group).
 #pragma once
 #include <cstdint>
-#include <limits>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/buffer.h"
-#include "core/fields.h"
 #include "kernels/kernels.h"
 #include "composed/newton_schulz_bf16.h"
 #include "model/params.h"
+#include "optim/optim_config.h"
 
 namespace nt {
-
-struct OptimConfig {
-  double lr_matrix = 0.02;  // Muon
-  double lr_embed = -1;     // AdamW; < 0: 0.2 * (d_model / 768)^-0.5
-  double lr_head = -1;      // AdamW; < 0: 0.004 * (d_model / 768)^-0.5
-  double beta1 = 0.8, beta2 = 0.95, eps = 1e-10;
-  double weight_decay = 0.0;  // AdamW groups
-  double momentum = 0.95;     // Muon
-  int ns_steps = 5;
-  bool bf16_newton_schulz = false;  // run Newton-Schulz's GEMMs in bf16 (fp32 accumulation)
-  double lr_scale = 1.0;  // multiplies every learning rate (halved by --on-nan rollback)
-  // Fills the d_model-scaled defaults and checks ranges (errors name the flag).
-  void resolve(int d_model);
-  nlohmann::json to_json() const;
-
-  // The settings a flag sets (bf16_newton_schulz and lr_scale are the trainer's).
-  template <class V>
-  void for_each_field(V&& v) {
-    constexpr double kInf = std::numeric_limits<double>::infinity();
-    v(lr_matrix, {.key = "lr_matrix", .flag = "--lr-matrix", .help = "Muon learning rate", .show_default = true,
-                  .min = 0, .finite = true, .error = "must be >= 0"});
-    v(lr_embed, {.key = "lr_embed", .flag = "--lr-embed",
-                 .help = "AdamW LR for the embedding (default 0.2*(d/768)^-0.5)", .min = 0, .finite = true,
-                 .negative_is_default = true, .error = "must be >= 0"});
-    v(lr_head, {.key = "lr_head", .flag = "--lr-head",
-                .help = "AdamW LR for the output head (default 0.004*(d/768)^-0.5)", .min = 0, .finite = true,
-                .negative_is_default = true, .error = "must be >= 0"});
-    v(beta1, {.key = "beta1", .flag = "--beta1", .help = "AdamW beta1", .show_default = true, .min = 0, .max = 1,
-              .max_open = true, .error = "must be in [0, 1)"});
-    v(beta2, {.key = "beta2", .flag = "--beta2", .help = "AdamW beta2", .show_default = true, .min = 0, .max = 1,
-              .max_open = true, .error = "must be in [0, 1)"});
-    v(eps, {.key = "eps", .flag = "--adam-eps", .help = "AdamW epsilon", .show_default = true, .min = 0,
-            .max = kInf, .error = "must be >= 0"});
-    v(weight_decay, {.key = "weight_decay", .flag = "--weight-decay", .help = "AdamW decoupled weight decay",
-                     .show_default = true, .min = 0, .max = kInf, .error = "must be >= 0"});
-    v(momentum, {.key = "momentum", .flag = "--muon-momentum", .help = "Muon Nesterov momentum",
-                 .show_default = true, .min = 0, .max = 1, .max_open = true, .error = "must be in [0, 1)"});
-    v(ns_steps, {.key = "ns_steps", .flag = "--ns-steps", .help = "Muon Newton-Schulz iterations",
-                 .show_default = true, .min = 0, .max = 100, .error = "must be in [0, 100]"});
-  }
-};
 
 class Optimizer {
  public:
   void set_lr_scale(double s) { cfg_.lr_scale = s; }
   double lr_scale() const { return cfg_.lr_scale; }
   Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k);
-  // One update with every learning rate multiplied by lrm.
-  void step(ParamArena& params, const ParamArena& grads, double lrm);
+  // One update with every learning rate multiplied by lrm, at `progress` of the budget (Muon's
+  // weight-decay schedule) and `warmdown` of the LR warm-down done (Muon's momentum warm-down).
+  void step(ParamArena& params, const ParamArena& grads, double lrm, double progress = 0, double warmdown = 0);
   int64_t steps_taken() const { return t_; }
   void set_steps_taken(int64_t t) { t_ = t; }
-  // State for checkpoints: Adam moments and Muon momentum, laid out like the parameters.
+  // State for checkpoints: Adam moments and Muon momentum, laid out like the parameters; a
+  // matrix's part of v holds NorMuon's factored second moment (normuon_state_size floats).
   Buffer<float>& m() { return m_; }
   Buffer<float>& v() { return v_; }
   // Floats of optimizer state and scratch for these parameters (for the memory estimate), with
@@ -88,13 +49,18 @@ class Optimizer {
     Buffer<float> x, y, a, b;
     NewtonSchulzBf16 ns_bf16;
   };
-  void muon_update(MuonScratch& s, float* p, const float* g, float* buf, int64_t rows, int64_t cols, float lr,
-                   bool main_thread);
-  void muon_step(ParamArena& params, const ParamArena& grads, double lrm);
+  // One step's Muon settings, after the schedules.
+  struct MuonStep {
+    float lr, momentum, wd;
+  };
+  void muon_update(MuonScratch& s, float* p, const float* g, float* buf, float* v2, int64_t rows, int64_t cols,
+                   const MuonStep& st, bool main_thread);
+  float* orthogonalize(MuonScratch& s, float* u, int64_t rows, int64_t cols, bool main_thread);
+  void muon_step(ParamArena& params, const ParamArena& grads, const MuonStep& st);
   OptimConfig cfg_;
   const KernelTable& k_;
   int64_t t_ = 0;
-  // m_: Adam first moment or Muon momentum; v_: Adam second moment (unused for matrices).
+  // m_: Adam first moment or Muon momentum; v_: Adam second moment, or NorMuon's for matrices.
   Buffer<float> m_, v_;
   std::vector<MuonScratch> scratch_;      // one per entry of work_
   std::vector<std::vector<size_t>> work_;  // per thread: the parameter indices of its matrices
@@ -103,7 +69,7 @@ class Optimizer {
 // Newton-Schulz orthogonalisation of x (rows, cols) in place, rows <= cols required; y is
 // scratch of rows * cols, a and b of rows * rows.
 void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b, int64_t rows, int64_t cols,
-                   int steps);
+                   int steps, NsCoeffs coeffs = NsCoeffs::kQuintic);
 // The FLOPs newton_schulz (and NewtonSchulzBf16: the same products) runs on a (rows, cols)
 // matrix, rows <= cols, counting every product whole (the Gram triangles run ~62 % of it).
 // gram_when_long = false: the plain iteration's count even for long matrices (NewtonSchulzBf16

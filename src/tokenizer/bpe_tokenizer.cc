@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "core/files.h"
+#include "core/json_limits.h"
 #include "tokenizer/base64.h"
 
 namespace nt {
@@ -352,7 +353,7 @@ uint32_t json_u32(const nlohmann::json& v, const std::string& path, const char* 
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& path) {
   try {
-    return nlohmann::json::parse(text);
+    return parse_json(text, path);
   } catch (const nlohmann::json::exception& e) {
     fail("%s: not valid JSON: %s", path.c_str(), e.what());
   }

@@ -94,9 +94,18 @@ PreTokenizer::PreTokenizer(std::string pattern) : pattern_(std::move(pattern)) {
   }
   code_ = code;
   jit_ = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+  auto* ctx = pcre2_match_context_create(nullptr);
+  NT_CHECK(ctx != nullptr, "out of memory");
+  pcre2_set_match_limit(ctx, kRegexMatchLimit);
+  pcre2_set_depth_limit(ctx, kRegexDepthLimit);
+  pcre2_set_heap_limit(ctx, kRegexHeapKiB);
+  match_context_ = ctx;
 }
 
-PreTokenizer::~PreTokenizer() { pcre2_code_free(static_cast<pcre2_code*>(code_)); }
+PreTokenizer::~PreTokenizer() {
+  pcre2_match_context_free(static_cast<pcre2_match_context*>(match_context_));
+  pcre2_code_free(static_cast<pcre2_code*>(code_));
+}
 
 PreTokenizer::Iterator::Iterator(const PreTokenizer& pre, std::string_view text)
     : pre_(pre), text_(reinterpret_cast<const uint8_t*>(text.data())), size_(text.size()) {
@@ -126,15 +135,19 @@ bool PreTokenizer::Iterator::next(std::string_view* piece, bool* raw) {
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text_ + run_begin_);
   const size_t subject_len = run_end_ - run_begin_;
   const size_t start = pos_ - run_begin_;
-  const int rc = pre_.jit_ ? pcre2_jit_match(code, subject, subject_len, start, 0, md, nullptr)
-                           : pcre2_match(code, subject, subject_len, start, PCRE2_NO_UTF_CHECK, md, nullptr);
+  auto* ctx = static_cast<pcre2_match_context*>(pre_.match_context_);
+  const int rc = pre_.jit_ ? pcre2_jit_match(code, subject, subject_len, start, 0, md, ctx)
+                           : pcre2_match(code, subject, subject_len, start, PCRE2_NO_UTF_CHECK, md, ctx);
   size_t mb = subject_len, me = subject_len;
   if (rc > 0) {
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
     mb = ov[0];
     me = ov[1];
   } else if (rc != PCRE2_ERROR_NOMATCH) {
-    fail("pre-tokenizer: regular expression failed with PCRE2 error %d (text too complex for the pattern)", rc);
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(rc, msg, sizeof msg);
+    fail("pre-tokenizer: the pattern gave up on this text (%s): text too complex for the pattern",
+         reinterpret_cast<char*>(msg));
   }
   if (mb > start || me == mb) {
     // Unmatched text (or an empty match) up to the next match: one piece, so no byte is lost.

@@ -26,6 +26,13 @@ inline constexpr const char* kDefaultSplitPattern =
 // Length of the longest valid UTF-8 prefix of [p, p+n) (no overlongs, surrogates or > U+10FFFF).
 size_t valid_utf8_prefix(const uint8_t* p, size_t n);
 
+// A match that needs more than these is an error ("text too complex for the pattern"), so that a
+// pathological user pattern (nested quantifiers) fails in a moment instead of backtracking for an
+// hour. The GPT-style patterns need a few hundred steps and a few KiB per match.
+inline constexpr uint32_t kRegexMatchLimit = 1'000'000;  // backtracking steps per match
+inline constexpr uint32_t kRegexDepthLimit = 10'000;     // nested backtracking frames
+inline constexpr uint32_t kRegexHeapKiB = 64 * 1024;     // heap for those frames
+
 class PreTokenizer {
  public:
   // Throws nt::Error ("--pattern: ...") if the pattern does not compile.
@@ -55,6 +62,7 @@ class PreTokenizer {
  private:
   std::string pattern_;
   void* code_ = nullptr;
+  void* match_context_ = nullptr;  // the match, depth and heap limits (shared by every iterator)
   bool jit_ = false;
 };
 

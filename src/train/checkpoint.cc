@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "core/check.h"
 #include "core/files.h"
+#include "core/json_limits.h"
 #include "core/sha256.h"
+#include "optim/muon_variants.h"
 
 namespace nt {
 
@@ -16,6 +19,15 @@ namespace {
 namespace fs = std::filesystem;
 constexpr const char* kChecksumKey = "\"checksum\":\"";
 const std::string kZeroHex(64, '0');
+
+// The shape of a tensor's second moment: the parameter's own for AdamW; for Muon's matrices
+// NorMuon's factored one, (rows, 1) for tall or square matrices, else (1, cols), kept at the
+// start of the matrix's part of v.
+std::pair<int64_t, int64_t> second_moment_shape(const ParamSpec& s) {
+  if (s.group != ParamGroup::kMatrix) return {s.rows, s.cols};
+  const bool per_row = normuon_state_size(s.rows, s.cols) == s.rows;
+  return per_row ? std::pair<int64_t, int64_t>{s.rows, 1} : std::pair<int64_t, int64_t>{1, s.cols};
+}
 
 std::string checkpoints_dir(const std::string& run_dir) { return (fs::path(run_dir) / "checkpoints").string(); }
 
@@ -50,7 +62,8 @@ void write_checkpoint(const std::string& path, const ModelConfig& model, const n
     const size_t off = params.offsets[i];
     entries.push_back({"param." + s.name, params.tensor(i), s.rows, s.cols});
     entries.push_back({"opt.m." + s.name, m + off, s.rows, s.cols});
-    if (s.group != ParamGroup::kMatrix) entries.push_back({"opt.v." + s.name, v + off, s.rows, s.cols});
+    const auto [vr, vc] = second_moment_shape(s);
+    entries.push_back({"opt.v." + s.name, v + off, vr, vc});
   }
   nlohmann::ordered_json h;
   h["__metadata__"] = {{"format", "nanotrain-checkpoint"}, {"version", "1"}, {"model", model.to_json().dump()},
@@ -131,9 +144,9 @@ CheckpointData parse_checkpoint(const uint8_t* bytes, size_t size, const std::st
   if (get("version") != "1") fail("%s: checkpoint version %s is not supported (expected 1)", p, get("version").c_str());
   nlohmann::json state;
   try {
-    ck.model = ModelConfig::from_json(nlohmann::json::parse(get("model")));
-    ck.train = nlohmann::json::parse(get("train"));
-    state = nlohmann::json::parse(get("state"));
+    ck.model = ModelConfig::from_json(parse_json(get("model"), "its model metadata"));
+    ck.train = parse_json(get("train"), "its train metadata");
+    state = parse_json(get("state"), "its state metadata");
   } catch (const nlohmann::json::exception&) {
     fail("%s: checkpoint metadata is not valid JSON", p);
   } catch (const Error& e) {
@@ -144,21 +157,26 @@ CheckpointData parse_checkpoint(const uint8_t* bytes, size_t size, const std::st
 }
 
 void restore_checkpoint(const CheckpointData& ck, ParamArena& params, float* m, float* v) {
-  auto copy = [&](const std::string& name, float* dst, const ParamSpec& s) {
+  // optional: a matrix's NorMuon state, which checkpoints written without it lack (all zeros then).
+  auto copy = [&](const std::string& name, float* dst, int64_t rows, int64_t cols, bool optional) {
     auto it = ck.file.tensors.find(name);
-    if (it == ck.file.tensors.end()) fail("%s: checkpoint lacks tensor %s", ck.path.c_str(), name.c_str());
+    if (it == ck.file.tensors.end()) {
+      if (optional) return std::fill(dst, dst + rows * cols, 0.0f);
+      fail("%s: checkpoint lacks tensor %s", ck.path.c_str(), name.c_str());
+    }
     const StTensor& t = it->second;
-    if (t.dtype != "F32" || t.shape != std::vector<int64_t>{s.rows, s.cols} ||
-        t.bytes.size() != size_t(s.numel()) * sizeof(float))
+    if (t.dtype != "F32" || t.shape != std::vector<int64_t>{rows, cols} ||
+        t.bytes.size() != size_t(rows * cols) * sizeof(float))
       fail("%s: tensor %s does not have the model's shape (%lld, %lld)", ck.path.c_str(), name.c_str(),
-           (long long)s.rows, (long long)s.cols);
+           (long long)rows, (long long)cols);
     std::memcpy(dst, t.bytes.data(), t.bytes.size());
   };
   for (size_t i = 0; i < params.specs.size(); ++i) {
     const auto& s = params.specs[i];
-    copy("param." + s.name, params.tensor(i), s);
-    copy("opt.m." + s.name, m + params.offsets[i], s);
-    if (s.group != ParamGroup::kMatrix) copy("opt.v." + s.name, v + params.offsets[i], s);
+    copy("param." + s.name, params.tensor(i), s.rows, s.cols, false);
+    copy("opt.m." + s.name, m + params.offsets[i], s.rows, s.cols, false);
+    const auto [vr, vc] = second_moment_shape(s);
+    copy("opt.v." + s.name, v + params.offsets[i], vr, vc, s.group == ParamGroup::kMatrix);
   }
 }
 

@@ -17,6 +17,7 @@
 
 #include "core/check.h"
 #include "core/files.h"
+#include "core/json_limits.h"
 #include "model/weights_io.h"
 
 namespace nt {
@@ -72,7 +73,7 @@ std::string new_run_id() {
 std::string stored_run_id(const std::string& config_path) {
   if (!fs::exists(config_path)) return "";
   try {
-    const auto j = nlohmann::json::parse(read_file(config_path));
+    const auto j = read_json_file(config_path);
     return j.contains("run_id") && j["run_id"].is_string() ? j["run_id"].get<std::string>() : "";
   } catch (const nlohmann::json::exception&) {
     fail("%s: not valid JSON", config_path.c_str());
@@ -200,7 +201,7 @@ TrainedRun open_trained_run(const std::string& dir) {
   if (!fs::exists(r.weights_path)) fail("%s: missing (the run has not finished or saved its weights)", r.weights_path.c_str());
   nlohmann::json cfg;
   try {
-    cfg = nlohmann::json::parse(read_file(cfg_path));
+    cfg = read_json_file(cfg_path);
   } catch (const nlohmann::json::exception&) {
     fail("%s: not valid JSON", cfg_path.c_str());
   }
@@ -211,11 +212,15 @@ TrainedRun open_trained_run(const std::string& dir) {
     fail("%s: has no \"tokenizer\" entry", cfg_path.c_str());
   }
   r.tokenizer = load_tokenizer_in_dir(dir, spec);
-  // The identity compared is the one the weights carry: config.json only says where to look.
-  const std::string trained_with = read_weights_metadata(r.weights_path, "tokenizer_id");
+  // The identity compared is the one the weights carry (nanotrain always writes it); only weights
+  // written by other tools (PyTorch) fall back to config.json's.
+  std::string trained_with = read_weights_metadata(r.weights_path, "tokenizer_id");
+  const std::string* source = &r.weights_path;
+  if (trained_with.empty() && cfg.contains("tokenizer_id") && cfg["tokenizer_id"].is_string())
+    trained_with = cfg["tokenizer_id"].get<std::string>(), source = &cfg_path;
   if (trained_with.empty()) fail("%s: has no tokenizer identity in its metadata", r.weights_path.c_str());
   if (trained_with != to_hex(r.tokenizer->identity()))
-    fail("%s: the tokenizer %s is not the one this model was trained with", r.weights_path.c_str(), spec.c_str());
+    fail("%s: the tokenizer %s is not the one this model was trained with", source->c_str(), spec.c_str());
   r.model = read_weights_config(r.weights_path);
   if (uint32_t(r.model.vocab_size) < r.tokenizer->vocab_size())
     fail("%s: model vocabulary %d is smaller than the tokenizer's %u", r.weights_path.c_str(), r.model.vocab_size,

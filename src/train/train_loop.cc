@@ -61,6 +61,7 @@ void TrainLoop::restore(const CheckpointData& ck) {
   restore_checkpoint(ck, model_.params(), opt_.m().data(), opt_.v().data());
   const TrainState& s = ck.state;
   step_ = s.step;
+  tokens_ = s.tokens >= 0 ? s.tokens : s.step * plan_.step_tokens;
   opt_.set_steps_taken(s.optimizer_steps);
   opt_.set_lr_scale(s.lr_scale);
   try {
@@ -88,6 +89,7 @@ TrainState TrainLoop::state() const {
   TrainState s;
   s.step = step_;
   s.optimizer_steps = opt_.steps_taken();
+  s.tokens = tokens_;
   s.lr_scale = opt_.lr_scale();
   s.loader = loader_.state();
   s.train_seconds = budget_.used();
@@ -154,11 +156,12 @@ void TrainLoop::stop(int sig) {
                               sig == 2 ? "SIGINT" : "SIGTERM", (long long)step_, run_.dir().c_str())};
 }
 
-bool TrainLoop::step(double lrm) {
+bool TrainLoop::step(double progress) {
+  const double lrm = cfg_.schedule.multiplier(progress);
   const auto t0 = Clock::now();
   std::optional<profile::Zone> step_zone(std::in_place, profile::kStep);
   double loss = 0;
-  const int64_t accum = plan_.accum;
+  const int64_t accum = cfg_.schedule.micro_batches(progress, plan_.accum);
   for (int64_t a = 0; a < accum; ++a) {
     const auto td = Clock::now();
     {
@@ -179,23 +182,25 @@ bool TrainLoop::step(double lrm) {
   }
   {
     profile::Zone zone(profile::kOptimizer);
-    opt_.step(model_.params(), model_.grads(), lrm);
+    opt_.step(model_.params(), model_.grads(), lrm, progress, cfg_.schedule.warmdown_done(progress));
   }
   step_zone.reset();
   const double dt = since(t0);
   budget_.charge(dt);
   ++step_;
+  const int64_t step_tokens = accum * plan_.B * plan_.T;
+  tokens_ += step_tokens;
   last_loss_ = loss;
-  log_step(loss, grad_norm, lrm, dt);
+  log_step(loss, grad_norm, lrm, dt, step_tokens);
   return true;
 }
 
-void TrainLoop::log_step(double loss, double grad_norm, double lrm, double dt) {
+void TrainLoop::log_step(double loss, double grad_norm, double lrm, double dt, int64_t step_tokens) {
   const int64_t steps = cfg_.steps;
-  const double tps = double(plan_.step_tokens) / dt;
+  const double tps = double(step_tokens) / dt;
   const double mfu = tps * plan_.flops_per_token / (peak_gflops_ * 1e9);
   run_.log_metric({{"type", "step"}, {"step", step_}, {"loss", loss}, {"grad_norm", grad_norm}, {"lr_mult", lrm},
-                   {"train_seconds", budget_.used()}, {"step_seconds", dt}, {"tokens", step_ * plan_.step_tokens},
+                   {"train_seconds", budget_.used()}, {"step_seconds", dt}, {"tokens", tokens_},
                    {"tokens_per_second", tps}, {"mfu", mfu}});
   const std::string left = steps > 0 ? strf("%lld steps left", (long long)(steps - step_))
                                      : format_duration(std::max(0.0, plan_.budget_s - budget_.used())) + " left";
@@ -216,7 +221,7 @@ void TrainLoop::run() {
     if (plan_.eval_every.due(step_, budget_.used(), last_eval_at_) && last_eval_at_ < budget_.used()) evaluate();
     if (plan_.save_every.due(step_, budget_.used(), last_save_at_)) save_if_new();
     const double progress_frac = cfg_.steps > 0 ? double(step_) / double(cfg_.steps) : budget_.progress();
-    step(cfg_.schedule.multiplier(progress_frac));
+    step(progress_frac);
   }
   progress_.finish();
 }

@@ -43,6 +43,7 @@ class TrainLoop {
 
   Gpt& model() { return model_; }
   int64_t steps() const { return step_; }
+  int64_t tokens() const { return tokens_; }  // trained so far (the batch-size schedule varies a step's)
   double train_seconds() const { return budget_.used(); }
   double last_loss() const { return last_loss_; }
   const BpbResult& last_eval() const { return last_eval_; }
@@ -53,10 +54,10 @@ class TrainLoop {
   int64_t rollbacks() const { return rollbacks_; }
 
  private:
-  // One optimizer step at learning-rate multiplier lrm; false when the loss or a gradient was
-  // not finite (the step is not taken).
-  bool step(double lrm);
-  void log_step(double loss, double grad_norm, double lrm, double seconds);
+  // One optimizer step at `progress` of the budget (the schedules' input); false when the loss
+  // or a gradient was not finite (the step is not taken).
+  bool step(double progress);
+  void log_step(double loss, double grad_norm, double lrm, double seconds, int64_t step_tokens);
   void restore(const CheckpointData& ck);
   void save();
   TrainState state() const;
@@ -76,7 +77,7 @@ class TrainLoop {
   ValLoader val_;
   std::vector<int32_t> inputs_, targets_;
   TimeBudget budget_;
-  int64_t step_ = 0, rollbacks_ = 0, last_saved_step_ = -1;
+  int64_t step_ = 0, rollbacks_ = 0, last_saved_step_ = -1, tokens_ = 0;
   double eval_seconds_ = 0, save_seconds_ = 0, data_seconds_ = 0, last_eval_at_ = 0, last_save_at_ = 0;
   double last_loss_ = NAN;
   BpbResult last_eval_;

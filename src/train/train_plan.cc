@@ -36,6 +36,7 @@ void plan_model(TrainPlan& p, const Tokenizer& tok) {
   const TrainConfig& cfg = p.cfg;
   p.model = resolve_model_config(cfg.shape, int(tok.vocab_size()));
   const ModelConfig& mc = p.model;
+  check_precision_supports(mc, p.prec);  // before anything is written
   if (uint32_t(mc.vocab_size) < tok.vocab_size())
     fail("--vocab-size %d: smaller than the data's tokenizer vocabulary (%u)", mc.vocab_size, tok.vocab_size());
   p.B = cfg.batch_size > 0 ? cfg.batch_size : (cfg.shape.preset == "frontier" ? 4 : 16);

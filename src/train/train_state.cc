@@ -17,7 +17,7 @@ constexpr double kMaxSeconds = 1e9;
 }  // namespace
 
 nlohmann::json TrainState::to_json() const {
-  return {{"step", step}, {"optimizer_steps", optimizer_steps}, {"lr_scale", lr_scale},
+  return {{"step", step}, {"optimizer_steps", optimizer_steps}, {"tokens", tokens}, {"lr_scale", lr_scale},
           {"loader", loader}, {"train_seconds", train_seconds}, {"recent_step_seconds", recent_step_seconds},
           {"eval_seconds", eval_seconds}, {"save_seconds", save_seconds}, {"data_seconds", data_seconds},
           {"last_eval_at", last_eval_at}, {"last_save_at", last_save_at}, {"rollbacks", rollbacks},
@@ -45,6 +45,7 @@ TrainState TrainState::from_json(const nlohmann::json& j, const std::string& nam
     if (!j.is_object()) fail("%s: checkpoint state is not a JSON object", n);
     s.step = count("step");
     s.optimizer_steps = count("optimizer_steps");
+    if (j.contains("tokens") && j["tokens"] != -1) s.tokens = count("tokens");
     s.rollbacks = count("rollbacks");
     s.metrics_lines = count("metrics_lines");
     const auto& lr = j.at("lr_scale");

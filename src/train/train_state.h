@@ -15,6 +15,7 @@ namespace nt {
 struct TrainState {
   int64_t step = 0;             // optimizer steps done
   int64_t optimizer_steps = 0;  // the optimizer's own count (bias correction)
+  int64_t tokens = -1;          // tokens trained (-1: not recorded; then step x tokens per step)
   double lr_scale = 1;          // halved by each --on-nan rollback
   double train_seconds = 0;     // charged to the budget
   std::vector<double> recent_step_seconds;  // the budget's step-time predictor

@@ -97,7 +97,7 @@ std::string final_sample(const TrainConfig& cfg, const ModelConfig& mc, Gpt& mod
 TrainSummary summarize(const TrainPlan& p, TrainLoop& loop, const Peak& peak) {
   TrainSummary s;
   const double train_s = loop.train_seconds();
-  const int64_t tokens = loop.steps() * p.step_tokens;
+  const int64_t tokens = loop.tokens();
   s.val_bpb = loop.last_eval().bpb, s.val_loss = loop.last_eval().loss, s.val_targets = loop.last_eval().targets;
   s.final_train_loss = loop.last_loss();
   s.train_seconds = train_s;

@@ -9,7 +9,7 @@ out=tests/fuzz/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$out"
-mkdir -p "$out"/{shard_header,safetensors,checkpoint,tokenizer,documents,config,duration,cli,text}
+mkdir -p "$out"/{shard_header,safetensors,checkpoint,tokenizer,documents,config,duration,cli,text,core_bundle}
 
 # Input text: a few documents, JSONL and plain.
 mkdir -p "$tmp/in"
@@ -128,6 +128,15 @@ printf 'data\0prepare\0--input\0x\0--out\0y\0--val-frac\01.5' >"$out/cli/data_pr
 printf 'tokenizer\0encode\0--tokenizer\0bytes\0--text\0hi' >"$out/cli/tokenizer_encode"
 printf 'sample\0--run-dir\0r\0--tokens\0-1\0--temperature\0nan' >"$out/cli/sample"
 printf 'eval\0--help' >"$out/cli/help"
+printf 'eval\0core\0--run-dir\0r\0--bundle\0b\0--max-per-task\0-1\0--scorer\0fast\0--tasks\0a,,b' >"$out/cli/eval_core"
+
+# CORE bundle parts: one mode byte (0 core.yaml, 1 eval_meta_data.csv, 2-4 JSONL of multiple
+# choice, schema, language modeling), then the file.
+printf '\000icl_tasks:\n- label: a\n  dataset_uri: x/a.jsonl\n  num_fewshot: [3]\n  icl_task_type: schema\n  continuation_delimiter: "\\n"\n' >"$out/core_bundle/yaml"
+printf '\001Category,Eval Task,Random baseline\nx,a,25\n"y, z",b,9.1\n' >"$out/core_bundle/csv"
+printf '\002{"query": "Q", "choices": ["a", "ab", "b"], "gold": 1}\n{"query": " Q2 ", "choices": ["c"], "gold": 0}\n' >"$out/core_bundle/mc"
+printf '\003{"context_options": ["he", "she"], "continuation": "ran.", "gold": 0}\n' >"$out/core_bundle/schema"
+printf '\004{"context": " \\u00a0The end ", "continuation": "is near"}\n{"context": "x", "continuation": ""}\n' >"$out/core_bundle/lm"
 
 # Text: valid and invalid UTF-8.
 cp "$tmp/in/doc1.txt" "$out/text/utf8"

@@ -10,6 +10,7 @@
 #include "core/files.h"
 #include "model/config.h"
 #include "model/params.h"
+#include "optim/muon_variants.h"
 #include "test_util.h"
 #include "train/checkpoint.h"
 
@@ -101,11 +102,24 @@ TEST(Checkpoint, RoundTripRestoresTensorsAndState) {
   restore_checkpoint(ck, p2, m2.data(), v2.data());
   EXPECT_EQ(std::memcmp(p2.data.data(), s.params.data.data(), p2.numel() * sizeof(float)), 0);
   EXPECT_EQ(m2, s.m);
-  // Muon's matrices have no second moment: only the AdamW groups' entries were restored.
+  // Muon's matrices keep only NorMuon's factored second moment, one float per row (tall or
+  // square) or column, at the start of their part of v: the rest of it is not restored.
   for (size_t i = 0; i < p2.specs.size(); ++i) {
-    const size_t off = p2.offsets[i], n = size_t(p2.specs[i].numel());
-    const bool adam = p2.specs[i].group != ParamGroup::kMatrix;
-    for (size_t k = 0; k < n; k += 1 + n / 7) EXPECT_EQ(v2[off + k], adam ? s.v[off + k] : -1.0f);
+    const auto& spec = p2.specs[i];
+    const size_t off = p2.offsets[i], n = size_t(spec.numel());
+    const size_t kept = spec.group == ParamGroup::kMatrix ? size_t(normuon_state_size(spec.rows, spec.cols)) : n;
+    for (size_t k = 0; k < n; ++k) ASSERT_EQ(v2[off + k], k < kept ? s.v[off + k] : -1.0f) << spec.name << " " << k;
+  }
+  // A checkpoint without the matrices' second moments (written before NorMuon) restores them as zeros.
+  CheckpointData old = ck;
+  for (const auto& spec : p2.specs)
+    if (spec.group == ParamGroup::kMatrix) old.file.tensors.erase("opt.v." + spec.name);
+  std::fill(v2.begin(), v2.end(), -1.0f);
+  restore_checkpoint(old, p2, m2.data(), v2.data());
+  for (size_t i = 0; i < p2.specs.size(); ++i) {
+    if (p2.specs[i].group == ParamGroup::kMatrix) {
+      EXPECT_EQ(v2[p2.offsets[i]], 0.0f) << p2.specs[i].name;
+    }
   }
 }
 

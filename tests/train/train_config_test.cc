@@ -87,9 +87,9 @@ TEST(TrainConfig, JsonKeysAreTheStoredOnes) {
       "batch_size", "total_batch_tokens", "seed", "packing", "eval_every", "eval_tokens", "eval_batch_size", "threads",
       "peak_gflops", "sample_tokens", "sample_prompt", "save_every", "keep_checkpoints", "on_nan"};
   EXPECT_EQ(keys, want);
-  EXPECT_EQ(j["shape"].size(), 9u);
-  EXPECT_EQ(j["optim"].size(), 9u);
-  EXPECT_EQ(j["schedule"].size(), 3u);
+  EXPECT_EQ(j["shape"].size(), 17u);  // 9 shape fields and the 8 model variants
+  EXPECT_EQ(j["optim"].size(), 36u);
+  EXPECT_EQ(j["schedule"].size(), 5u);
   EXPECT_TRUE(j["optim"].contains("eps"));
   EXPECT_TRUE(j["optim"].contains("momentum"));
 }
@@ -153,7 +153,7 @@ TEST(TrainConfig, CommandLineOptionsComeFromTheFields) {
   CLI::App app{"t"};
   cli::add_field_options(&app, *cfg);
   std::vector<std::string> want = flags_of(*cfg);
-  EXPECT_EQ(want.size(), 45u);  // every flag of `train --help`
+  EXPECT_EQ(want.size(), 82u);  // every flag of `train --help`
   for (const auto& flag : want) EXPECT_NE(app.get_option_no_throw(flag), nullptr) << flag;
   app.parse("--rope-base 500 --muon-momentum 0.9 --quiet --warmup-frac 0.1 --batch-size 8 --on-nan rollback --seed 3",
             false);

@@ -18,7 +18,7 @@ import sys
 import torch
 
 from model import GPT
-from optim import GPTOptimizer, default_hparams
+from optim import GPTOptimizer, default_hparams, resolve_hparams
 from st import read_safetensors, write_safetensors
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -63,15 +63,26 @@ def load_opt(path, d_model):
     if not isinstance(lrm, list) or len(lrm) != steps or \
             not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in lrm):
         raise ValueError(f"{path}: 'lrm' must be a list of {steps} numbers")
-    hp = default_hparams(d_model)
-    for key in hp:
-        if key in raw:
-            if not isinstance(raw[key], (int, float)) or isinstance(raw[key], bool):
-                raise ValueError(f"{path}: '{key}' must be a number")
-            hp[key] = raw[key]
+    hp = resolve_hparams(read_hparams(raw, default_hparams(d_model), path))
+    return steps, [float(x) for x in lrm], hp
+
+
+def read_hparams(raw, hp, path):
+    """hp updated from the keys of `raw` it has, each checked against its default's type."""
+    for key, default in hp.items():
+        if key not in raw:
+            continue
+        value = raw[key]
+        if isinstance(default, bool) or isinstance(default, str) or default is None:
+            want = bool if isinstance(default, bool) else str
+            if not isinstance(value, want):
+                raise ValueError(f"{path}: '{key}' must be a {want.__name__}")
+        elif not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ValueError(f"{path}: '{key}' must be a number")
+        hp[key] = value
     if hp["ns_steps"] != int(hp["ns_steps"]) or hp["ns_steps"] < 0:
         raise ValueError(f"{path}: 'ns_steps' must be a non-negative integer")
-    return steps, [float(x) for x in lrm], hp
+    return hp
 
 
 def load_model(path, dtype):
@@ -83,11 +94,12 @@ def load_model(path, dtype):
 
 def run(model, inputs, targets, steps, lrm, hp):
     """Returns the output tensors (still in the working dtype)."""
-    opt = GPTOptimizer(model, hp)
+    opt = GPTOptimizer(model, hp) if steps > 0 else None  # steps 0: the loss and gradients only
     params = dict(model.named_parameters())
     out, losses = {}, []
     for step in range(max(steps, 1)):  # at least one pass for the initial loss/gradient
-        opt.zero_grad()
+        for p in params.values():
+            p.grad = None
         loss = model(inputs, targets)
         loss.backward()
         if step == 0:

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from eval_loss import window_loss
 from model import GPT, apply_rotary, causal_attention, rotary_tables
-from optim import AdamW, Muon, newton_schulz
+from optim import AdamW, Muon, newton_schulz, normuon
 from st import read_safetensors, write_safetensors
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -120,6 +120,18 @@ def test_optimizers():
         s = torch.linalg.svdvals(X)
         check(X.shape == shape and s.min() > 0.5 and s.max() < 1.5,
               f"Muon {shape}: singular values in [{s.min():.3f}, {s.max():.3f}]")
+
+    # Polar Express: a spectrum spread over [1e-2, 1] (by an SVD in float64) lands in [0.85, 1.15].
+    U, _, V = torch.linalg.svd(torch.randn(48, 80, generator=gen, dtype=torch.float64), full_matrices=False)
+    G = U @ torch.diag(torch.logspace(0, -2, 48, dtype=torch.float64)) @ V
+    s = torch.linalg.svdvals(newton_schulz(G, 5, "polar-express"))
+    check(s.min() > 0.85 and s.max() < 1.15, f"Polar Express: singular values in [{s.min():.3f}, {s.max():.3f}]")
+    # NorMuon keeps the norm and equalises the rows of a tall matrix (from a zero state).
+    X = torch.randn(40, 8, generator=gen, dtype=torch.float64) * torch.arange(1, 41, dtype=torch.float64)[:, None]
+    Y = normuon(X, torch.zeros(40, 1, dtype=torch.float64), 0.9)
+    rows = torch.linalg.norm(Y, dim=1)
+    check(torch.isclose(torch.linalg.norm(Y), torch.linalg.norm(X)) and torch.allclose(rows, rows[0]),
+          "NorMuon: norm kept, rows equalised")
 
     # With momentum 0 the update is lr * sqrt(max(1, rows/cols)) * NS(grad).
     p = torch.randn(96, 24, generator=gen, dtype=torch.float64)

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+#include "eval/core/segment_forward.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/check.h"
+
+namespace nt {
+
+SegmentForward::SegmentForward(const ModelConfig& cfg, const ModelTensors& weights, const KernelTable& kernels,
+                               const float* cos, const float* sin, int64_t max_rows)
+    : cfg_(cfg), w_(weights), k_(kernels), cos_(cos), sin_(sin), max_rows_(max_rows) {
+  NT_CHECK(max_rows > 0, "bad row budget %lld", static_cast<long long>(max_rows));
+  const size_t N = size_t(max_rows), C = size_t(cfg.d_model), HD = size_t(cfg.n_head) * size_t(cfg.head_dim),
+               KD = size_t(cfg.n_kv_head) * size_t(cfg.head_dim), F = size_t(cfg.mlp_dim());
+  x_.resize(N * C), ln_.resize(N * C);
+  q_.resize(N * HD), k_buf_.resize(N * KD), v_.resize(N * KD), att_.resize(N * HD);
+  fc_.resize(N * F);
+  if (!k_.matmul_relu2) act_.resize(N * F);
+  rstd_.resize(N), rstd_h_.resize(N * size_t(cfg.n_head));
+  row_cos_.resize(N * size_t(cfg.head_dim / 2)), row_sin_.resize(N * size_t(cfg.head_dim / 2));
+  lse_.resize(N * size_t(cfg.n_head));
+}
+
+double SegmentForward::linear_flops_per_row(const ModelConfig& c) {
+  return 2.0 * double(count_matmul_params(c) - int64_t(c.vocab_size) * c.d_model);  // all but the head
+}
+
+double SegmentForward::attention_flops_per_pair(const ModelConfig& c) {
+  return 4.0 * c.depth * double(c.n_head) * c.head_dim;  // q.k and p v, each 2 D per head
+}
+
+const float* SegmentForward::run(const int32_t* tokens, const std::vector<Segment>& segments, int64_t rows) {
+  NT_CHECK(rows > 0 && rows <= max_rows_, "batch of %lld rows outside (0, %lld]", static_cast<long long>(rows),
+           static_cast<long long>(max_rows_));
+  const int64_t half = cfg_.head_dim / 2;
+  // Each row's rotary angles, gathered from its position, so that one call rotates the batch.
+  int64_t covered = 0;
+  for (const Segment& s : segments) {
+    NT_CHECK(s.len > 0 && s.row >= 0 && s.row + s.len <= rows && s.parent_len >= 0 &&
+                 s.parent_len + s.len <= cfg_.seq_len && (s.parent_len == 0 || s.parent_row + s.parent_len <= rows),
+             "segment outside the batch");
+    covered += s.len;
+    for (int64_t i = 0; i < s.len; ++i) {
+      std::copy_n(cos_ + (s.parent_len + i) * half, half, row_cos_.data() + (s.row + i) * half);
+      std::copy_n(sin_ + (s.parent_len + i) * half, half, row_sin_.data() + (s.row + i) * half);
+    }
+  }
+  NT_CHECK(covered == rows, "segments cover %lld of %lld rows", static_cast<long long>(covered),
+           static_cast<long long>(rows));
+  return blocks(tokens, rows, segments, nullptr);
+}
+
+void SegmentForward::init_cache(KvCache& cache) const {
+  const size_t n = size_t(cfg_.depth) * size_t(cfg_.seq_len) * size_t(cfg_.n_kv_head) * size_t(cfg_.head_dim);
+  cache.k.resize(n), cache.v.resize(n);
+  cache.len = 0;
+}
+
+const float* SegmentForward::run_cached(const int32_t* tokens, int64_t rows, KvCache& cache) {
+  NT_CHECK(rows > 0 && rows <= max_rows_ && cache.len + rows <= cfg_.seq_len && cache.k.size() > 0,
+           "cached run of %lld rows after %lld outside the context", static_cast<long long>(rows),
+           static_cast<long long>(cache.len));
+  const int64_t half = cfg_.head_dim / 2;
+  std::copy_n(cos_ + cache.len * half, rows * half, row_cos_.data());
+  std::copy_n(sin_ + cache.len * half, rows * half, row_sin_.data());
+  const float* out = blocks(tokens, rows, {}, &cache);
+  cache.len += rows;
+  return out;
+}
+
+// The embedding, the blocks and the final norm over rows whose rotary angles are in place;
+// attention over the segments, or after the cache's rows.
+const float* SegmentForward::blocks(const int32_t* tokens, int64_t rows, const std::vector<Segment>& segments,
+                                    KvCache* cache) {
+  const int64_t C = cfg_.d_model, H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D,
+                F = cfg_.mlp_dim(), T = cfg_.seq_len;
+  const float eps = float(cfg_.norm_eps);
+  for (int64_t i = 0; i < rows; ++i)
+    NT_CHECK(tokens[i] >= 0 && tokens[i] < cfg_.vocab_size, "token id %d outside the vocabulary (%d)", tokens[i],
+             cfg_.vocab_size);
+  // x = rms(wte[idx]), as the training forward.
+  k_.embed_fwd(x_.data(), tokens, w_.wte, rows, C);
+  k_.rmsnorm_fwd(x_.data(), rstd_.data(), x_.data(), rows, C, eps);
+  for (int l = 0; l < cfg_.depth; ++l) {
+    const LayerTensors& lw = w_.layers[size_t(l)];
+    // With a cache, this layer's keys and values go straight into it, after the rows it holds.
+    float* k = cache ? cache->k.data() + (l * T + cache->len) * KD : k_buf_.data();
+    float* v = cache ? cache->v.data() + (l * T + cache->len) * KD : v_.data();
+    k_.rmsnorm_fwd(ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
+    k_.matmul(q_.data(), ln_.data(), lw.wq, rows, HD, C, false, true, 0.0f);
+    k_.matmul(k, ln_.data(), lw.wk, rows, KD, C, false, true, 0.0f);
+    k_.matmul(v, ln_.data(), lw.wv, rows, KD, C, false, true, 0.0f);
+    k_.rope_norm_fwd(q_.data(), rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, H, D, eps);
+    k_.rope_norm_fwd(k, rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, KVH, D, eps);
+    if (cache)
+      attention_cached(cache->k.data() + l * T * KD, cache->v.data() + l * T * KD, cache->len, rows);
+    else
+      attention(segments);
+    k_.matmul(x_.data(), att_.data(), lw.wo, rows, C, HD, false, true, 1.0f);
+    k_.rmsnorm_fwd(ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
+    k_.matmul(fc_.data(), ln_.data(), lw.wfc, rows, F, C, false, true, 0.0f);
+    if (k_.matmul_relu2) {
+      k_.matmul_relu2(x_.data(), fc_.data(), lw.wproj, rows, C, F, false, true, 1.0f, true);
+    } else {
+      k_.relu2_fwd(act_.data(), fc_.data(), rows * F);
+      k_.matmul(x_.data(), act_.data(), lw.wproj, rows, C, F, false, true, 1.0f);
+    }
+  }
+  k_.rmsnorm_fwd(ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
+  return ln_.data();
+}
+
+namespace {
+
+// Query rows attended together: each key and value row is loaded once for all of them.
+constexpr int64_t kQueryBlock = 8;
+
+// The rows of one segment's keys and values, for one kv head: its parent's rows, then its own.
+struct KeyRows {
+  const float *k, *v;
+  int64_t ld, parent_row, parent_len, row;
+  const float* key(int64_t j) const { return k + (j < parent_len ? parent_row + j : row + j - parent_len) * ld; }
+  const float* value(int64_t j) const { return v + (j < parent_len ? parent_row + j : row + j - parent_len) * ld; }
+};
+
+// Causal softmax attention of nb (<= kQueryBlock) consecutive query rows, q rows ldq apart; row b
+// sees keys 0 .. first_ctx + b - 1. sc: kQueryBlock rows of stride T; acc: kQueryBlock * D.
+void attend_block(float* out, int64_t ldo, const float* q, int64_t ldq, int64_t nb, const KeyRows& kv,
+                  int64_t first_ctx, int64_t D, int64_t T, float scale, float* sc, float* acc) {
+  const int64_t last_ctx = first_ctx + nb - 1;
+  for (int64_t j = 0; j < last_ctx; ++j) {
+    const float* kj = kv.key(j);
+    for (int64_t b = std::max<int64_t>(0, j - first_ctx + 1); b < nb; ++b) {
+      const float* qb = q + b * ldq;
+      float dot = 0;
+#pragma omp simd reduction(+ : dot)
+      for (int64_t e = 0; e < D; ++e) dot += qb[e] * kj[e];
+      sc[b * T + j] = dot * scale;
+    }
+  }
+  float inv[kQueryBlock];
+  for (int64_t b = 0; b < nb; ++b) {
+    float* s = sc + b * T;
+    const int64_t ctx = first_ctx + b;
+    float mx = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < ctx; ++j) mx = std::max(mx, s[j]);
+    for (int64_t j = 0; j < ctx; ++j) sum += s[j] = std::exp(s[j] - mx);
+    inv[b] = 1.0f / sum;
+  }
+  std::fill(acc, acc + nb * D, 0.0f);
+  for (int64_t j = 0; j < last_ctx; ++j) {
+    const float* vj = kv.value(j);
+    for (int64_t b = std::max<int64_t>(0, j - first_ctx + 1); b < nb; ++b) {
+      const float p = sc[b * T + j];
+      float* a = acc + b * D;
+#pragma omp simd
+      for (int64_t e = 0; e < D; ++e) a[e] += p * vj[e];
+    }
+  }
+  for (int64_t b = 0; b < nb; ++b)
+    for (int64_t e = 0; e < D; ++e) out[b * ldo + e] = acc[b * D + e] * inv[b];
+}
+
+}  // namespace
+
+// A segment without a parent is one causal sequence: the training kernel runs it. A continuation
+// attends to its parent's rows and then its own, in blocks of query rows here. Scores and sums
+// in fp32, as the training kernels.
+void SegmentForward::attention(const std::vector<Segment>& segments) {
+  const int64_t H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D, group = H / KVH,
+                T = cfg_.seq_len;
+  const float scale = 1.0f / std::sqrt(float(D));
+  const size_t per_thread = size_t(kQueryBlock * (T + D));
+  if (scratch_.size() < size_t(omp_get_max_threads()) * per_thread)
+    scratch_.resize(size_t(omp_get_max_threads()) * per_thread);
+  std::vector<int64_t> children;
+  for (int64_t i = 0; i < int64_t(segments.size()); ++i) {
+    const Segment& s = segments[size_t(i)];
+    if (s.parent_len > 0) {
+      children.push_back(i);
+      continue;
+    }
+    k_.attention_fwd(att_.data() + s.row * HD, lse_.data(), q_.data() + s.row * HD, k_buf_.data() + s.row * KD,
+                     v_.data() + s.row * KD, 1, s.len, H, KVH, D);
+  }
+  // Tasks are (continuation, head); the costliest first, so that long ones do not finish last.
+  auto cost = [&](int64_t i) {
+    return segments[size_t(i)].len * (segments[size_t(i)].parent_len + segments[size_t(i)].len);
+  };
+  std::stable_sort(children.begin(), children.end(), [&](int64_t a, int64_t b) { return cost(a) > cost(b); });
+  const int64_t tasks = int64_t(children.size()) * H;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t task = 0; task < tasks; ++task) {
+    const Segment& s = segments[size_t(children[size_t(task / H)])];
+    const int64_t h = task % H, g = h / group;
+    float* sc = scratch_.data() + size_t(omp_get_thread_num()) * per_thread;
+    const KeyRows kv{k_buf_.data() + g * D, v_.data() + g * D, KD, s.parent_row, s.parent_len, s.row};
+    for (int64_t i0 = 0; i0 < s.len; i0 += kQueryBlock) {
+      const int64_t r = s.row + i0;
+      attend_block(att_.data() + r * HD + h * D, HD, q_.data() + r * HD + h * D, HD, std::min(kQueryBlock, s.len - i0),
+                   kv, s.parent_len + i0 + 1, D, T, scale, sc, sc + kQueryBlock * T);
+    }
+  }
+}
+
+// The rows [0, rows) of the batch continue the cache's first `past` rows; their keys and values
+// are already in the cache after them (one layer's k, v: (seq_len, KVH * D)).
+void SegmentForward::attention_cached(const float* k, const float* v, int64_t past, int64_t rows) {
+  const int64_t H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D, group = H / KVH,
+                T = cfg_.seq_len;
+  const float scale = 1.0f / std::sqrt(float(D));
+  const size_t per_thread = size_t(kQueryBlock * (T + D));
+  if (scratch_.size() < size_t(omp_get_max_threads()) * per_thread)
+    scratch_.resize(size_t(omp_get_max_threads()) * per_thread);
+  const int64_t blocks = (rows + kQueryBlock - 1) / kQueryBlock;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t task = 0; task < H * blocks; ++task) {
+    const int64_t h = task % H, i0 = (task / H) * kQueryBlock, g = h / group;
+    float* sc = scratch_.data() + size_t(omp_get_thread_num()) * per_thread;
+    const KeyRows kv{k + g * D, v + g * D, KD, 0, past, past};  // every key is cache row j
+    attend_block(att_.data() + i0 * HD + h * D, HD, q_.data() + i0 * HD + h * D, HD, std::min(kQueryBlock, rows - i0),
+                 kv, past + i0 + 1, D, T, scale, sc, sc + kQueryBlock * T);
+  }
+}
+
+}  // namespace nt
