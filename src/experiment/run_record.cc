@@ -165,6 +165,12 @@ RunRecord load_one(const std::string& dir, bool curves, const LockTable& locks) 
   }
   const bool finished = exists(summary_path);
   if (finished && r.error.empty()) read_summary(r, read_json(summary_path, r.error));
+  // CORE measured after training (`nanotrain eval core --json RUN/core.json`) counts too.
+  const std::string core_path = (fs::path(dir) / "core.json").string();
+  if (std::isnan(r.core) && exists(core_path)) {
+    std::string ignored;
+    r.core = core_score(read_json(core_path, ignored));
+  }
   if (!r.error.empty()) {
     r.state = RunState::kBroken;
     return r;

@@ -88,6 +88,7 @@ class RunFolders : public ::testing::Test {
     finished(root / "sweep/a2", config(3, 0.02, 2), 1.70, 1100);
     finished(root / "sweep/b1", config(3, 0.04, 1), 1.40, 1000, 0.25);
     finished(root / "sweep/b2", config(3, 0.04, 2), 1.44, 1000, nlohmann::json{{"core", 0.35}});
+    write(root / "sweep/a2/core.json", "{\"core\": 0.125, \"tasks\": []}");  // eval core --json RUN/core.json
     // Interrupted: checkpoints, no summary; the figures come from metrics.jsonl's last lines.
     write(root / "sweep/c1/config.json", config(4, 0.02, 1).dump());
     write(root / "sweep/c1/checkpoints/step-00000004.safetensors", "x");
@@ -114,6 +115,7 @@ TEST_F(RunFolders, ReadsEveryKindOfFolder) {
   EXPECT_TRUE(std::isnan(runs[1].core));
   EXPECT_DOUBLE_EQ(runs[3].core, 0.25);
   EXPECT_DOUBLE_EQ(runs[4].core, 0.35);
+  EXPECT_DOUBLE_EQ(runs[2].core, 0.125);
   const RunRecord& c = runs[5];
   EXPECT_EQ(c.state, RunState::kInterrupted);
   EXPECT_DOUBLE_EQ(c.val_bpb, 1.9);
@@ -143,6 +145,7 @@ TEST_F(RunFolders, GroupsSeedsSortsAndFilters) {
 
   LeaderOptions by_core{.sort = SortKey::kCore, .where = {}};
   EXPECT_EQ(make_leaderboard(load_runs({(root / "sweep").string()}), by_core).runs[0].name, "b2");
+  EXPECT_EQ(make_leaderboard(load_runs({(root / "sweep").string()}), by_core).runs[2].name, "a2");
   LeaderOptions fast{.sort = SortKey::kTokensPerSecond, .group_seeds = false, .where = {}};
   const Leaderboard by_speed = make_leaderboard(load_runs({(root / "sweep").string()}), fast);
   EXPECT_EQ(by_speed.runs[0].name, "c1");  // 4096 tokens in 2 s, from its metrics
