@@ -71,7 +71,12 @@ void give_peaks(std::vector<SweepRun>& runs, const std::vector<bool>& todo, Swee
     }
     cfg.peak_gflops = peaks[key];
   }
-  if (!peaks.empty()) status.set_peak(peaks.begin()->second, "measured once for the sweep: " + source);
+  if (!peaks.empty()) {
+    status.set_peak(peaks.begin()->second, "measured once for the sweep: " + source);
+  } else {
+    for (const SweepRun& r : runs)
+      if (r.cfg.peak_gflops > 0) return status.set_peak(r.cfg.peak_gflops, "--peak-gflops");
+  }
 }
 
 // Decides how run i starts: skipped (done), resumed, started over or new; false when it cannot.

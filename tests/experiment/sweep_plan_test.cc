@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli/train_flags.h"
+#include "experiment/sweep_runner.h"
 #include "core/check.h"
 
 namespace nt::experiment {
@@ -158,6 +159,20 @@ TEST(SweepPlan, RunFlagsAreTheTrainCommandsOwn) {
       EXPECT_NE(std::string(e.what()).find("run 007_x"), std::string::npos) << e.what();
     }
   }
+}
+
+// What makes a finished run count as the planned one: its training settings, not where it was
+// written, the peak used for MFU, or the flags a resumed run may change.
+TEST(SweepPlan, RunIdentity) {
+  const TrainConfig a = cli::train_config_from_args({"--preset=tiny", "--lr-matrix=0.02"}, "a");
+  TrainConfig b = a;
+  b.run_dir = "elsewhere", b.peak_gflops = 123, b.threads = 3, b.quiet = true;
+  EXPECT_EQ(run_identity(a), run_identity(b));
+  b.optim.lr_matrix = 0.04;
+  EXPECT_NE(run_identity(a), run_identity(b));
+  TrainConfig c = a;
+  c.seed = 7;
+  EXPECT_NE(run_identity(a), run_identity(c));
 }
 
 }  // namespace
