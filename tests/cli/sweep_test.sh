@@ -29,8 +29,11 @@ for _ in $(seq 1 1200); do
   ls "$second/checkpoints"/step-*.safetensors >/dev/null 2>&1 && break
   sleep 0.05
 done
+"$NT" runs "$SW" --per-run --json >"$TMP/live.json"
 kill -9 $pid
 wait $pid 2>/dev/null
+check "runs, while the sweep trains, shows the second run running" \
+  "[ \"\$(json '$TMP/live.json' 'sorted(r[\"state\"] for r in d[\"runs\"])')\" = \"['done', 'running']\" ]"
 check "the first run finished before the kill" "[ -e '$SW/001_lr-matrix=0.01/summary.json' ]"
 check "the second run was interrupted (a checkpoint, no summary)" \
   "ls '$second/checkpoints'/step-*.safetensors >/dev/null 2>&1 && [ ! -e '$second/summary.json' ]"
