@@ -38,6 +38,7 @@ struct CoreTaskResult {
   int64_t items = 0, correct = 0, skipped = 0;
   double accuracy = 0, centered = 0, baseline = 0;  // baseline in percent
   double seconds = 0;
+  ScorerStats stats;  // the scorer's work on this task's items
   std::vector<CoreDecision> decisions;
 };
 
