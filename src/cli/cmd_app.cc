@@ -16,6 +16,9 @@ void add_all_commands(CLI::App& app) {
   add_tokenizer_command(app);
   add_info_command(app);
   add_bench_command(app);
+  add_sweep_command(app);
+  add_runs_command(app);
+  add_plot_command(app);
 }
 
 }  // namespace nt::cli

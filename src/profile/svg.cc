@@ -47,6 +47,23 @@ void Svg::polyline(const std::vector<std::pair<double, double>>& points, const c
   body_ += "\"/>\n";
 }
 
+void Svg::polygon(const std::vector<std::pair<double, double>>& points, const char* fill, double opacity) {
+  body_ +=
+      "<polygon fill=\"" + std::string(fill) + "\" fill-opacity=\"" + num(opacity) + "\" stroke=\"none\" points=\"";
+  for (const auto& [x, y] : points) body_ += num(x) + "," + num(y) + " ";
+  body_ += "\"/>\n";
+}
+
+void Svg::polyline(const std::vector<std::pair<double, double>>& points, const char* stroke, double width,
+                   double opacity, const char* dash) {
+  body_ += "<polyline fill=\"none\" stroke=\"" + std::string(stroke) + "\" stroke-width=\"" + num(width) +
+           "\" stroke-opacity=\"" + num(opacity) + "\"";
+  if (*dash) body_ += " stroke-dasharray=\"" + std::string(dash) + "\"";
+  body_ += " points=\"";
+  for (const auto& [x, y] : points) body_ += num(x) + "," + num(y) + " ";
+  body_ += "\"/>\n";
+}
+
 void Svg::rect(double x, double y, double w, double h, const char* fill, const std::string& title) {
   body_ += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" + num(h) +
            "\" fill=\"" + fill + "\"";

@@ -18,6 +18,11 @@ class Svg {
 
   void line(double x1, double y1, double x2, double y2, const char* stroke, double width = 1.0);
   void polyline(const std::vector<std::pair<double, double>>& points, const char* stroke, double width);
+  // A closed, filled shape (a band between two curves); opacity in [0, 1].
+  void polygon(const std::vector<std::pair<double, double>>& points, const char* fill, double opacity);
+  // A line drawn at an opacity, dashed when dash is not empty ("4 3": on, off).
+  void polyline(const std::vector<std::pair<double, double>>& points, const char* stroke, double width,
+                double opacity, const char* dash = "");
   // A rectangle, with a tooltip when title is not empty.
   void rect(double x, double y, double w, double h, const char* fill, const std::string& title = "");
   // A marker of class cls (a chart's points can be counted by it), with a tooltip.
@@ -25,6 +30,8 @@ class Svg {
   // anchor: start, middle or end; rotate: degrees about (x, y).
   void text(double x, double y, const std::string& s, double size = 12.0, const char* anchor = "start",
             const char* fill = "#222222", bool bold = false, double rotate = 0.0);
+  // Raw markup appended as it is (for callers that build their own elements).
+  void raw(const std::string& markup) { body_ += markup; }
   // The document, closed.
   std::string finish() const;
 

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+#include "experiment/sweep_runner.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "core/check.h"
+#include "core/files.h"
+#include "train/train_plan.h"
+#include "train/trainer.h"
+
+namespace nt::experiment {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool has_file(const std::string& dir, const char* name) {
+  std::error_code ec;
+  return fs::exists(fs::path(dir) / name, ec);
+}
+
+bool has_checkpoints(const std::string& dir) {
+  std::error_code ec;
+  const fs::path c = fs::path(dir) / "checkpoints";
+  return fs::is_directory(c, ec) && !fs::is_empty(c, ec);
+}
+
+// Whether config.json in dir records the same training as cfg ("" when it does, else why not).
+std::string config_mismatch(const std::string& dir, const TrainConfig& cfg) {
+  try {
+    const nlohmann::json config = nlohmann::json::parse(read_file((fs::path(dir) / "config.json").string()));
+    if (!config.contains("flags")) return "its config.json has no flags";
+    if (run_identity(TrainConfig::from_json(config["flags"])) != run_identity(cfg))
+      return "it holds a run with other settings than the plan's";
+    return "";
+  } catch (const std::exception& e) {
+    return std::string("its config.json cannot be read: ") + e.what();
+  }
+}
+
+double summary_bpb(const std::string& dir) {
+  try {
+    const nlohmann::json s = nlohmann::json::parse(read_file((fs::path(dir) / "summary.json").string()));
+    return s.value("val_bpb", NAN);
+  } catch (const std::exception&) {
+    return NAN;
+  }
+}
+
+// The peak of each (device, dtype) the runs to come use, measured once (0.15 s each).
+void give_peaks(std::vector<SweepRun>& runs, const std::vector<bool>& todo, SweepStatus& status) {
+  std::map<std::string, double> peaks;
+  std::string source;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    TrainConfig& cfg = runs[i].cfg;
+    if (!todo[i] || cfg.peak_gflops > 0) continue;
+    const std::string key = cfg.device + "/" + cfg.dtype;
+    if (!peaks.count(key)) {
+      const TrainPlan p = plan_settings(cfg);
+      const ComputePeak m = p.backend->measure_peak(p.prec, 0.05, 3);
+      peaks[key] = m.gflops;
+      source += strf("%s%s %s: %.0f GFLOP/s (%s)", source.empty() ? "" : "; ", cfg.device.c_str(),
+                     precision_name(p.prec), m.gflops, m.unit);
+    }
+    cfg.peak_gflops = peaks[key];
+  }
+  if (!peaks.empty()) {
+    status.set_peak(peaks.begin()->second, "measured once for the sweep: " + source);
+  } else {
+    for (const SweepRun& r : runs)
+      if (r.cfg.peak_gflops > 0) return status.set_peak(r.cfg.peak_gflops, "--peak-gflops");
+  }
+}
+
+// Decides how run i starts: skipped (done), resumed, started over or new; false when it cannot.
+bool prepare(SweepRun& run, RunStatus& st) {
+  TrainConfig& cfg = run.cfg;
+  const std::string& dir = cfg.run_dir;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    st.how = "new";
+    return true;
+  }
+  const bool finished = has_file(dir, "summary.json");
+  if (finished || has_checkpoints(dir) || has_file(dir, "config.json")) {
+    const std::string why = config_mismatch(dir, cfg);
+    if (!why.empty() && (finished || has_checkpoints(dir))) {
+      st.state = "failed", st.error = dir + ": " + why + " (remove it or use another sweep folder)";
+      return false;
+    }
+  }
+  if (finished) {
+    st.state = "done", st.how = "skipped", st.val_bpb = summary_bpb(dir);
+    return false;
+  }
+  if (has_checkpoints(dir)) {
+    cfg.resume = dir;
+    st.how = "resumed";
+  } else {
+    cfg.overwrite = true;  // a run of this sweep that stopped before its first checkpoint
+    st.how = "started over";
+  }
+  return true;
+}
+
+void log_line(const SweepOptions& opt, const std::string& s) {
+  if (opt.quiet) return;
+  std::fprintf(stderr, "%s\n", s.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+std::string plan_path(const std::string& out) { return (fs::path(out) / "sweep.json").string(); }
+
+nlohmann::json run_identity(const TrainConfig& cfg) {
+  TrainConfig c = cfg;
+  c.run_dir.clear(), c.peak_gflops = 0;
+  TrainConfig defaults;
+  copy_fields_if(c, defaults, [](const FieldInfo& f) { return f.resume_may_change; });
+  return c.to_json();
+}
+
+nlohmann::json sweep_plan_json(const SweepSpec& spec, const std::vector<SweepRun>& runs) {
+  nlohmann::json grid = nlohmann::json::array(), variants = nlohmann::json::array(), list = nlohmann::json::array();
+  for (const GridAxis& a : spec.grid) grid.push_back({{"key", a.key}, {"values", a.values}});
+  for (const Variant& v : spec.variants) variants.push_back({{"name", v.name}, {"args", v.args}});
+  for (const SweepRun& r : runs) {
+    nlohmann::json g = nlohmann::json::object();
+    for (const auto& [k, v] : r.plan.grid) g[k] = v;
+    list.push_back({{"name", r.plan.name},
+                    {"variant", r.plan.variant},
+                    {"grid", g},
+                    {"seed", r.cfg.seed},
+                    {"args", r.plan.args},
+                    {"config", run_identity(r.cfg)}});
+  }
+  return {{"schema", "nanotrain-sweep/1"},   {"grid", grid}, {"variants", variants}, {"seeds", spec.seeds},
+          {"shared_args", spec.shared_args}, {"runs", list}};
+}
+
+std::vector<SweepRun> runs_from_plan(const nlohmann::json& plan, const std::string& path) {
+  if (!plan.is_object() || plan.value("schema", "") != "nanotrain-sweep/1" || !plan.contains("runs"))
+    fail("%s: not a nanotrain sweep plan", path.c_str());
+  std::vector<SweepRun> runs;
+  try {
+    for (const auto& r : plan["runs"]) {
+      SweepRun s;
+      s.plan.name = r.at("name").get<std::string>();
+      s.plan.variant = r.at("variant").get<std::string>();
+      s.plan.args = r.at("args").get<std::vector<std::string>>();
+      for (auto it = r.at("grid").begin(); it != r.at("grid").end(); ++it) s.plan.grid.push_back({it.key(), *it});
+      s.cfg = TrainConfig::from_json(r.at("config"));
+      s.plan.seed = s.cfg.seed;
+      runs.push_back(std::move(s));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    fail("%s: %s", path.c_str(), e.what());
+  }
+  return runs;
+}
+
+SweepStatus run_sweep(std::vector<SweepRun> runs, const nlohmann::json& plan, const SweepOptions& opt) {
+  make_dirs(opt.out);
+  bool created = false;
+  const int lock = lock_folder(opt.out, ".sweep.lock", "sweep", &created);
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }
+  } unlock{lock};
+  const std::string stored = plan_path(opt.out);
+  if (fs::exists(stored)) {
+    const std::vector<SweepRun> before =
+        runs_from_plan(nlohmann::json::parse(read_file(stored), nullptr, false), stored);
+    bool same = before.size() == runs.size();
+    for (size_t i = 0; same && i < runs.size(); ++i)
+      same = before[i].plan.name == runs[i].plan.name && run_identity(before[i].cfg) == run_identity(runs[i].cfg);
+    if (!same)
+      fail("%s: holds a different sweep; continue it with `nanotrain sweep --out %s` alone, or use another --out",
+           stored.c_str(), opt.out.c_str());
+  } else {
+    write_file_atomic(stored, plan.dump(2) + "\n");
+  }
+  std::vector<RunStatus> st;
+  std::vector<bool> todo;
+  for (SweepRun& r : runs) {
+    r.cfg.run_dir = (fs::path(opt.out) / r.plan.name).string();
+    r.cfg.quiet = r.cfg.quiet || !opt.verbose;
+    RunStatus rs;
+    rs.name = r.plan.name, rs.dir = r.cfg.run_dir;
+    st.push_back(rs);
+    todo.push_back(prepare(r, st.back()));
+  }
+  SweepStatus status(opt.out, std::move(st));
+  give_peaks(runs, todo, status);
+  status.write();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    RunStatus& rs = status.run(i);
+    const std::string head = strf("[%zu/%zu] %s", i + 1, runs.size(), rs.name.c_str());
+    if (!todo[i]) {
+      log_line(opt, head + ": " + (rs.state == "done" ? strf("already done, val_bpb %.4f", rs.val_bpb) : rs.error));
+      continue;
+    }
+    rs.state = "running";
+    status.write();
+    log_line(opt, head + ": " + rs.how);
+    const auto t0 = Clock::now();
+    try {
+      const TrainSummary s = run_training(runs[i].cfg);
+      rs.state = "done", rs.val_bpb = s.val_bpb;
+    } catch (const Interrupted&) {
+      rs.state = "interrupted", rs.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      status.set_state("interrupted");
+      status.write();
+      throw;
+    } catch (const std::exception& e) {
+      rs.state = "failed", rs.error = e.what();
+    }
+    rs.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    log_line(opt, head + ": " +
+                      (rs.state == "done" ? strf("done, val_bpb %.4f (%.1f s)", rs.val_bpb, rs.seconds)
+                                          : "FAILED: " + rs.error));
+    status.write();
+  }
+  status.set_state(status.count("failed") > 0 ? "failed" : "done");
+  status.write();
+  return status;
+}
+
+}  // namespace nt::experiment
