@@ -11,6 +11,7 @@
 
 #include "data/dataset.h"
 #include "data/loader.h"
+#include "dist/comm.h"
 #include "eval/bpb.h"
 #include "model/gpt.h"
 #include "optim/optimizer.h"
@@ -82,6 +83,9 @@ class TrainLoop {
   double last_loss_ = NAN;
   BpbResult last_eval_;
   std::optional<StopSignals> signals_;
+  // The job's ranks: each computes its share of a step's micro-batches, the gradients are summed
+  // and every rank takes the same optimizer step; rank 0 decides, evaluates and writes.
+  dist::Comm& comm_ = dist::world();
 };
 
 }  // namespace nt

@@ -19,6 +19,7 @@
 #include "train/default_data.h"
 #include "train/loss_chart.h"
 #include "train/progress.h"
+#include "train/ranks.h"
 #include "train/run_folder.h"
 #include "train/train_loop.h"
 #include "train/train_plan.h"
@@ -34,7 +35,7 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 // the per-invocation ones, such as --threads, taken from the command line).
 TrainConfig settings(const TrainConfig& given, const RunFolder& run, std::optional<CheckpointData>& resume) {
   if (given.resume.empty()) return given;
-  resume = run.newest_valid_checkpoint();
+  resume = shared_checkpoint(dist::world(), run);
   TrainConfig cfg = TrainConfig::from_json(resume->train);
   copy_fields_if(cfg, given, [](const FieldInfo& f) { return f.resume_may_change; });
   cfg.run_dir = given.resume;
@@ -128,24 +129,27 @@ TrainSummary run_training(const TrainConfig& given) {
   const auto wall0 = Clock::now();
   if (!given.resume.empty() && given.overwrite) fail("--overwrite: cannot be combined with --resume");
   // The folder is claimed first (its lock), so that nothing reads or writes it while another
-  // process does.
-  RunFolder run(!given.resume.empty()    ? given.resume
-                : !given.run_dir.empty() ? given.run_dir
-                                         : default_run_dir(),
-                !given.resume.empty() ? RunMode::kResume
-                : given.overwrite     ? RunMode::kOverwrite
-                                      : RunMode::kNew);
+  // process does. Over several ranks, rank 0 claims and writes it; the others only know its name.
+  dist::Comm& comm = dist::world();
+  const bool leader = comm.rank() == 0;
+  std::string dir = !given.resume.empty() ? given.resume : !given.run_dir.empty() ? given.run_dir : default_run_dir();
+  dist::broadcast_string(comm, dir);
+  RunFolder run(dir, !leader              ? RunMode::kFollower
+                     : !given.resume.empty() ? RunMode::kResume
+                     : given.overwrite     ? RunMode::kOverwrite
+                                           : RunMode::kNew);
   std::optional<CheckpointData> resume;
   TrainPlan plan = plan_settings(settings(given, run, resume));
   plan.cfg.run_dir = run.dir();  // checkpoints record where they belong
   const TrainConfig& cfg = plan.cfg;
-  if (cfg.data_dir == kDefaultDataDir) ensure_default_data(cfg.quiet);
+  if (cfg.data_dir == kDefaultDataDir && leader) ensure_default_data(cfg.quiet);
+  comm.barrier();
   Dataset ds = open_dataset(cfg.data_dir);
   const Tokenizer& tok = *ds.tokenizer;
   plan_model(plan, tok);
   if (resume && resume->model.to_json() != plan.model.to_json())
     fail("%s: the checkpoint's model shape differs from its run's configuration", resume->path.c_str());
-  TrainProgress progress(cfg.quiet);
+  TrainProgress progress(cfg.quiet || !leader);
   progress.print(plan_device_line(plan));
   progress.print(plan_model_line(plan));
   progress.print(plan_memory_line(plan));
@@ -165,6 +169,7 @@ TrainSummary run_training(const TrainConfig& given) {
     resume.reset();  // release the checkpoint's copy of the tensors
   }
   loop.run();
+  if (!leader) return TrainSummary{};  // rank 0 evaluates and writes the run's last files
   // The trained model is on disk (a checkpoint and the weights) before anything else can fail.
   loop.save_if_new();
   const auto ts = Clock::now();
