@@ -4,17 +4,25 @@
 #include <cstdlib>
 #include <memory>
 
+#include "core/check.h"
 #include "dist/comm_mpi.h"
 
 namespace nt::dist {
 
 namespace {
 
-// Launchers say so in the environment: OpenMPI's mpirun, PMIx-based launchers and Slurm's srun.
+// Launchers say so in the environment: OpenMPI's mpirun, and PMIx or PMI (srun --mpi=pmix).
 bool launched_by_mpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"})
     if (std::getenv(v)) return true;
   return false;
+}
+
+// The launch's process count where the launcher says it (0 where it does not).
+long launch_size() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* s = std::getenv(v)) return std::strtol(s, nullptr, 10);
+  return 0;
 }
 
 std::unique_ptr<Comm>& world_ptr() {
@@ -27,6 +35,10 @@ std::unique_ptr<Comm>& world_ptr() {
 Comm& world() {
   auto& w = world_ptr();
   if (!w) {
+    // Several copies of a build without MPI would each train alone, into one folder.
+    if (!built_with_mpi() && launch_size() > 1)
+      fail("started as %ld processes, but this nanotrain was built without MPI (configure with -DNT_MPI=ON)",
+           launch_size());
     if (built_with_mpi() && launched_by_mpi()) w = make_mpi_comm();
     if (!w) w = std::make_unique<SingleComm>();
   }
