@@ -186,8 +186,7 @@ bool TrainLoop::step(double progress) {
     // computes only its own share [first, end).
     if (a < first || a >= end) continue;
     // The first micro-batch overwrites the gradients, the rest add to them.
-    loss += model_.forward_backward(inputs_.data(), targets_.data(), plan_.B, plan_.T, 1.0 / double(accum),
-                                    a > first) /
+    loss += model_.forward_backward(inputs_.data(), targets_.data(), plan_.B, plan_.T, 1.0 / double(accum), a > first) /
             double(accum);
   }
   if (ranks > 1) {

@@ -134,10 +134,10 @@ TrainSummary run_training(const TrainConfig& given) {
   const bool leader = comm.rank() == 0;
   std::string dir = !given.resume.empty() ? given.resume : !given.run_dir.empty() ? given.run_dir : default_run_dir();
   dist::broadcast_string(comm, dir);
-  RunFolder run(dir, !leader              ? RunMode::kFollower
+  RunFolder run(dir, !leader                 ? RunMode::kFollower
                      : !given.resume.empty() ? RunMode::kResume
-                     : given.overwrite     ? RunMode::kOverwrite
-                                           : RunMode::kNew);
+                     : given.overwrite       ? RunMode::kOverwrite
+                                             : RunMode::kNew);
   std::optional<CheckpointData> resume;
   TrainPlan plan = plan_settings(settings(given, run, resume));
   plan.cfg.run_dir = run.dir();  // checkpoints record where they belong
