@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dist/comm.h"
 #include "train/checkpoint.h"
@@ -22,5 +23,12 @@ struct StepDecision {
   double progress = 0;  // the schedules' position
 };
 void share_decision(dist::Comm& c, StepDecision& d);
+
+// The rank that updates each parameter tensor (the sharded optimizer): matrices spread by their
+// Newton-Schulz work, the other tensors by size, each to the least loaded rank so far.
+std::vector<int> tensor_owners(const std::vector<ParamSpec>& specs, int ranks);
+// Each tensor's part of `data` (laid out as the parameters: weights, or optimizer state) copied
+// from its owner to every rank.
+void share_from_owners(dist::Comm& c, const ParamArena& layout, float* data, const std::vector<int>& owners);
 
 }  // namespace nt

@@ -54,7 +54,15 @@ TrainLoop::TrainLoop(const TrainPlan& plan, const Dataset& ds, RunFolder& run, T
       val_(ds.val, plan.eval_B, plan.T, uint64_t(plan.cfg.eval_tokens)),
       inputs_(size_t(int64_t(plan.B) * plan.T)),
       targets_(size_t(int64_t(plan.B) * plan.T)),
-      budget_(plan.budget_s) {}
+      budget_(plan.budget_s) {
+  // Over several ranks the optimizer is sharded: each rank updates the tensors it owns.
+  if (comm_.size() > 1) {
+    owners_ = tensor_owners(model_.params().specs, comm_.size());
+    std::vector<bool> mine(owners_.size());
+    for (size_t i = 0; i < owners_.size(); ++i) mine[i] = owners_[i] == comm_.rank();
+    opt_.set_owned(mine);
+  }
+}
 
 void TrainLoop::restore(const CheckpointData& ck) {
   if (!ck.state.tokenizer_id.empty() && ck.state.tokenizer_id != to_hex(tok_.identity()))
@@ -108,6 +116,11 @@ TrainState TrainLoop::state() const {
 }
 
 void TrainLoop::save() {
+  // Checkpoints hold the whole optimizer state: each tensor's from its owner.
+  if (!owners_.empty()) {
+    share_from_owners(comm_, model_.params(), opt_.m().data(), owners_);
+    share_from_owners(comm_, model_.params(), opt_.v().data(), owners_);
+  }
   if (!run_.writer()) {  // rank 0 writes the checkpoint for every rank
     last_saved_step_ = step_;
     return;
@@ -204,6 +217,7 @@ bool TrainLoop::step(double progress) {
   {
     profile::Zone zone(profile::kOptimizer);
     opt_.step(model_.params(), model_.grads(), lrm, progress, cfg_.schedule.warmdown_done(progress));
+    if (!owners_.empty()) share_from_owners(comm_, model_.params(), model_.params().data.data(), owners_);
   }
   step_zone.reset();
   const double dt = since(t0);

@@ -86,6 +86,7 @@ class TrainLoop {
   // The job's ranks: each computes its share of a step's micro-batches, the gradients are summed
   // and every rank takes the same optimizer step; rank 0 decides, evaluates and writes.
   dist::Comm& comm_ = dist::world();
+  std::vector<int> owners_;  // over several ranks: the rank updating each parameter tensor
 };
 
 }  // namespace nt

@@ -169,9 +169,10 @@ TrainSummary run_training(const TrainConfig& given) {
     resume.reset();  // release the checkpoint's copy of the tensors
   }
   loop.run();
-  if (!leader) return TrainSummary{};  // rank 0 evaluates and writes the run's last files
   // The trained model is on disk (a checkpoint and the weights) before anything else can fail.
+  // Every rank takes part in the checkpoint (it gathers the sharded optimizer state).
   loop.save_if_new();
+  if (!leader) return TrainSummary{};  // rank 0 evaluates and writes the run's last files
   const auto ts = Clock::now();
   save_weights(run.weights_path(), plan.model, loop.model().params(),
                {{"tokenizer", tok_spec}, {"tokenizer_id", to_hex(tok.identity())}});
