@@ -83,8 +83,9 @@ class TrainLoop {
   double last_loss_ = NAN;
   BpbResult last_eval_;
   std::optional<StopSignals> signals_;
-  // The job's ranks: each computes its share of a step's micro-batches, the gradients are summed
-  // and every rank takes the same optimizer step; rank 0 decides, evaluates and writes.
+  // The job's ranks: each computes its share of a step's micro-batches, the gradients are summed,
+  // each rank updates the tensors it owns and sends them to the others; rank 0 decides,
+  // evaluates and writes.
   dist::Comm& comm_ = dist::world();
   std::vector<int> owners_;  // over several ranks: the rank updating each parameter tensor
 };
