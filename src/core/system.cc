@@ -116,9 +116,10 @@ int setup_threads(int threads, int slot, int slots) {
   const bool share = slots > 1 && long(cpus.size()) >= sysconf(_SC_NPROCESSORS_ONLN);
   const int per_slot = std::max(1, cores / std::max(slots, 1));
   if (threads == 0) threads = share && !std::getenv("OMP_NUM_THREADS") ? per_slot : omp_get_max_threads();
-  if (share && cores >= slots) {
-    const size_t first = size_t(slot % slots) * size_t(per_slot);
-    cpus.erase(cpus.begin(), cpus.begin() + std::ptrdiff_t(first));
+  if (share) {
+    // Its own cores; with more processes than cores, a core shared with as few others as possible.
+    const size_t first = cores >= slots ? size_t(slot % slots) * size_t(per_slot) : size_t(slot % cores);
+    std::rotate(cpus.begin(), cpus.begin() + std::ptrdiff_t(first), cpus.end());
     cpus.resize(std::min(cpus.size(), size_t(per_slot)));
   }
   omp_set_num_threads(threads);
