@@ -3,7 +3,8 @@
 # in 2 ranks and in 3 ranks give the same losses (within 1e-6 relative); a 2-rank run resumed in
 # one process, and a 1-process run resumed over 2 ranks, continue as the uninterrupted run did.
 # A rank killed mid-run ends the whole job quickly with a non-zero exit, and the run resumes from
-# its last checkpoint. Skipped (77) where mpirun cannot start two processes.
+# its last checkpoint; SIGTERM stops every rank at one step. Skipped (77) where mpirun cannot
+# start two processes.
 # usage: mpi_test.sh NANOTRAIN WORK_DIR
 set -u
 NT=$1 TMP=$2
@@ -92,5 +93,20 @@ check "the job ends within 10 s of the kill, non-zero (${took} s, exit $rc)" \
   "[ $rc -ne 0 ] && python3 -c 'import sys; sys.exit(0 if $took <= 10 else 1)'"
 "$NT" train --resume "$TMP/kill" --threads 1 --quiet >"$TMP/resume.out" 2>&1
 check "the killed run resumes from its last checkpoint and finishes" "grep -q '\"steps\": 200' '$TMP/kill/summary.json'"
+
+# SIGTERM to mpirun reaches every rank; rank 0's decision stops them all at one step, whose
+# checkpoint rank 0 writes.
+"${MPIRUN[@]}" -np 2 "$NT" train "${BASE[@]}" --steps 5000 --save-every 0 --run-dir "$TMP/term" >"$TMP/term.out" 2>&1 &
+job=$!
+for _ in $(seq 300); do
+  grep -q '"step"' "$TMP/term/metrics.jsonl" 2>/dev/null && break
+  sleep 0.1
+done
+kill -TERM $job
+( sleep 30 && kill -9 $job 2>/dev/null ) & guard=$!
+wait $job
+kill $guard 2>/dev/null
+check "SIGTERM stops both ranks at one step with one checkpoint" \
+  "grep -q 'stopped by SIGTERM at step' '$TMP/term.out' && [ \$(ls '$TMP/term/checkpoints' | wc -l) -eq 1 ]"
 
 finish
