@@ -17,6 +17,7 @@
 #include "kernels/backend.h"
 #include "model/weights_io.h"
 #include "train/run_folder.h"
+#include "train/train_plan.h"
 
 namespace nt::cli {
 
@@ -80,6 +81,7 @@ void add_eval_command(CLI::App& app) {
     }
     const int T = run.model.seq_len;
     ValLoader val(shards, o->batch_size, T);
+    check_inference_memory(run.model, o->batch_size, T, "eval bpb");
     Gpt model(run.model, backend_for_device(o->device).kernels(), o->batch_size, T);
     load_weights(run.weights_path, run.model, model.params());
     BpbResult r = evaluate_bpb(model, val, tok, o->batch_size, T);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -17,23 +18,20 @@
 #include "core/system.h"
 #include "data/progress.h"
 #include "eval/core/core_eval.h"
+#include "eval/core/scorer_fast.h"
 #include "eval/core/scorer_plain.h"
 #include "kernels/backend.h"
 #include "model/weights_io.h"
 #include "train/checkpoint.h"
 #include "train/run_folder.h"
+#include "train/train_plan.h"
 
 namespace nt::cli {
 
 namespace {
 
-void check_scorer(const char* flag, const std::string& v) {
-  if (v == "fast") fail("%s fast: the fast scorer is not available in this build; use --scorer plain", flag);
-  if (v != "plain") fail("%s %s: must be plain or fast", flag, v.c_str());
-}
-
 struct EvalCoreFlags {
-  std::string run_dir, checkpoint, bundle, tasks, json_path, device = "cpu", scorer = "plain";
+  std::string run_dir, checkpoint, bundle, tasks, json_path, device = "cpu", scorer = "fast";
   int64_t max_per_task = 0;
   int threads = 0;
   bool skip_bad = false;
@@ -54,7 +52,7 @@ struct EvalCoreFlags {
                 .error = "must be >= 0"});
     v(device, {.flag = "--device", .help = "Backend: cpu, ref", .show_default = true});
     v(scorer, {.flag = "--scorer", .help = "plain: every candidate run whole; fast: shared prefixes",
-               .show_default = true, .check = check_scorer});
+               .show_default = true, .choices = "plain fast"});
   }
 };
 
@@ -147,7 +145,8 @@ nlohmann::json result_json(const CoreResult& r, const CoreBundle& b, const EvalM
     tasks.push_back({{"label", t.label}, {"type", core_task_type_name(t.type)}, {"shots", t.shots},
                      {"shots_requested", t.shots_requested}, {"items", t.items}, {"correct", t.correct},
                      {"skipped", t.skipped}, {"accuracy", t.accuracy}, {"centered", t.centered},
-                     {"baseline", t.baseline}, {"seconds", t.seconds}, {"decisions", dec}});
+                     {"baseline", t.baseline}, {"seconds", t.seconds}, {"tokens_run", t.stats.tokens_run},
+                     {"flops_run", t.stats.flops_run}, {"flops_plain", t.stats.flops_plain}, {"decisions", dec}});
   }
   const double secs = r.seconds > 0 ? r.seconds : 1e-9;
   return {{"core", r.core},
@@ -180,9 +179,14 @@ void run_eval_core(const EvalCoreFlags& o) {
   std::optional<AtomicFile> json_out;
   if (!o.json_path.empty()) json_out.emplace(o.json_path);
   const int T = m.run.model.seq_len;
+  check_inference_memory(m.run.model, 1, T, "eval core");
   Gpt model(m.run.model, backend_for_device(o.device).kernels(), 1, T);
   load_model_weights(m, model);
-  PlainScorer scorer(model);
+  std::unique_ptr<CoreScorer> scorer;
+  if (o.scorer == "fast" && !FastScorer::supports(m.run.model))
+    warn_line("this model uses variants the fast scorer does not compute yet: scoring with --scorer plain");
+  if (o.scorer == "fast" && FastScorer::supports(m.run.model)) scorer = std::make_unique<FastScorer>(model);
+  else scorer = std::make_unique<PlainScorer>(model);
   CoreEvalOptions eo;
   eo.max_per_task = o.max_per_task;
   eo.skip_bad = o.skip_bad;
@@ -196,7 +200,7 @@ void run_eval_core(const EvalCoreFlags& o) {
     progress.add(uint64_t(all_done - shown));
     shown = all_done;
   };
-  const CoreResult r = evaluate_core(bundle, *m.run.tokenizer, T, scorer, eo);
+  const CoreResult r = evaluate_core(bundle, *m.run.tokenizer, T, *scorer, eo);
   progress.finish();
   for (const auto& t : r.tasks)
     if (t.shots < t.shots_requested)

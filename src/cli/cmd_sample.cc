@@ -10,6 +10,7 @@
 #include "kernels/backend.h"
 #include "model/weights_io.h"
 #include "train/run_folder.h"
+#include "train/train_plan.h"
 
 namespace nt::cli {
 
@@ -49,6 +50,7 @@ void add_sample_command(CLI::App& app) {
     validate_fields(*o);
     setup_threads(o->threads);
     TrainedRun run = open_trained_run(o->run_dir);
+    check_inference_memory(run.model, 1, o->no_cache ? run.model.seq_len : 1, "sample");
     Gpt model(run.model, backend_for_device(o->device).kernels(), 1, o->no_cache ? run.model.seq_len : 1);
     load_weights(run.weights_path, run.model, model.params());
     std::vector<uint32_t> prompt{run.tokenizer->bos_id()};

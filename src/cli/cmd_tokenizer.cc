@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "core/check.h"
+#include "core/first_error.h"
 #include "core/files.h"
 #include "data/documents.h"
 #include "data/progress.h"
@@ -123,16 +124,18 @@ void run_encode(const EncodeArgs& a) {
     for (int r = 0; r < std::max(1, a.repeat); ++r) {
       tokens = 0;
       const auto t0 = std::chrono::steady_clock::now();
+      FirstError error;
 #pragma omp parallel num_threads(threads) reduction(+ : tokens)
       {
         std::vector<uint32_t> ids;
 #pragma omp for schedule(dynamic, 1)
         for (size_t i = 0; i < texts.size(); ++i) {
           ids.clear();
-          tok->encode(texts[i], ids);
+          error.run([&] { tok->encode(texts[i], ids); });
           tokens += ids.size();
         }
       }
+      error.rethrow();
       secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(secs.begin(), secs.end());

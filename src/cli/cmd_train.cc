@@ -19,6 +19,8 @@ void print_summary(const TrainSummary& s) {
   std::printf("val_bpb %.4f | steps %lld | %.0f tokens in %.1fs (%.0f tok/s, MFU %.1f%%) | overshoot %+.3fs\n",
               s.val_bpb, (long long)s.steps, double(s.tokens_trained), s.train_seconds, s.tokens_per_second,
               100 * s.mfu, s.budget_overshoot_seconds);
+  if (s.core) std::printf("CORE %.4f over %zu task(s) (%.1fs of CORE evaluations, not charged)\n", *s.core,
+                          s.core_tasks.size(), s.core_seconds);
   if (!s.sample.empty()) std::printf("sample: %s\n", s.sample.c_str());
   std::printf("run folder: %s\n", s.run_dir.c_str());
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/first_error.h"
 #include "core/files.h"
 #include "core/json_limits.h"
 #include "data/dataset.h"
@@ -42,11 +43,13 @@ std::vector<std::string> write_shards(const Tokenizer& tok, const std::vector<st
     size_t end = begin, block = 0;
     while (end < docs.size() && (end == begin || block < kBlockBytes)) block += docs[end++].size();
     ids.assign(end - begin, {});
+    FirstError error;  // e.g. a tokenizer pattern that gives up on a text
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (size_t i = begin; i < end; ++i) {
-      tok.encode(docs[i], ids[i - begin]);
+      error.run([&] { tok.encode(docs[i], ids[i - begin]); });
       progress.add(docs[i].size());
     }
+    error.rethrow();
     for (size_t i = begin; i < end; ++i) {
       if (w->token_count() > 0 && w->token_count() + ids[i - begin].size() + 1 > opt.max_shard_tokens) open_next();
       w->add_document(ids[i - begin]);

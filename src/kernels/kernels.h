@@ -77,8 +77,16 @@ struct KernelTable {
   // out = relu(x)^2 ; dinp = dout * 2 relu(x).
   void (*relu2_fwd)(float* out, const float* inp, int64_t n);
   void (*relu2_bwd)(float* dinp, const float* dout, const float* inp, int64_t n);
+  // The other MLP activations. GELU in its tanh form: out = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715
+  // x^3))); dinp = dout * its derivative (dinp may be dout).
+  void (*gelu_fwd)(float* out, const float* inp, int64_t n);
+  void (*gelu_bwd)(float* dinp, const float* dout, const float* inp, int64_t n);
+  // SwiGLU over rows of inp (rows, 2f), each [gate | up]: out (rows, f) = silu(gate) * up with
+  // silu(g) = g sigmoid(g); dinp (rows, 2f) = [dout * up * silu'(gate) | dout * silu(gate)].
+  void (*swiglu_fwd)(float* out, const float* inp, int64_t rows, int64_t f);
+  void (*swiglu_bwd)(float* dinp, const float* dout, const float* inp, int64_t rows, int64_t f);
 
-  // Soft-capped cross-entropy over rows of logits (rows, V): z = cap tanh(l / cap),
+  // Soft-capped cross-entropy over rows of logits (rows, V): z = cap tanh(l / cap) (cap 0: z = l),
   // loss[r] = logsumexp(z) - z[target]; rows with target < 0 get loss 0. When grad_scale != 0,
   // logits is overwritten by dL/dlogits * grad_scale (zero for ignored rows).
   void (*softcap_xent)(float* logits, float* losses, const int32_t* targets, int64_t rows,

@@ -25,15 +25,17 @@ void ModelConfig::validate() const {
     fail("model shape out of range (depth %d, d-model %d, n-head %d, head-dim %d, seq-len %d, vocab %d)", depth,
          d_model, n_head, head_dim, seq_len, vocab_size);
   if (!(rope_base > 1)) fail("--rope-base %g: must be > 1", rope_base);
-  if (!(softcap > 0)) fail("softcap %g: must be positive", softcap);
+  validate_fields(static_cast<const ModelVariants&>(*this));
+  if (!(qk_scale > 0)) fail("--qk-scale %g: must be positive", qk_scale);
   if (!(norm_eps > 0)) fail("norm_eps %g: must be positive", norm_eps);
 }
 
 nlohmann::json ModelConfig::to_json() const {
-  return {{"depth", depth},         {"d_model", d_model},   {"n_head", n_head},
-          {"n_kv_head", n_kv_head}, {"head_dim", head_dim}, {"seq_len", seq_len},
-          {"vocab_size", vocab_size}, {"rope_base", rope_base}, {"softcap", softcap},
-          {"norm_eps", norm_eps}};
+  nlohmann::json j = {{"depth", depth},         {"d_model", d_model},   {"n_head", n_head},
+                      {"n_kv_head", n_kv_head}, {"head_dim", head_dim}, {"seq_len", seq_len},
+                      {"vocab_size", vocab_size}, {"rope_base", rope_base}, {"norm_eps", norm_eps}};
+  j.update(fields_to_json(static_cast<const ModelVariants&>(*this)));
+  return j;
 }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
@@ -55,8 +57,8 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
     c.seq_len = get_int("seq_len");
     c.vocab_size = get_int("vocab_size");
     c.rope_base = j.value("rope_base", 10000.0);
-    c.softcap = j.value("softcap", 15.0);
     c.norm_eps = j.value("norm_eps", 1e-6);
+    fields_from_json(static_cast<ModelVariants&>(c), j);  // each optional: older files are the baseline
   } catch (const nlohmann::json::exception& e) {
     fail("model config: %s", e.what());
   }
@@ -66,6 +68,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
 
 ModelConfig resolve_model_config(const ShapeFlags& f, int data_vocab) {
   ModelConfig c;
+  static_cast<ModelVariants&>(c) = f;
   bool fixed_vocab = false;
   if (f.preset == "tiny") {
     // Tests and smoke runs: trains in seconds.
@@ -114,13 +117,21 @@ ModelConfig resolve_model_config(const ShapeFlags& f, int data_vocab) {
 }
 
 int64_t count_params(const ModelConfig& c) {
-  return count_matmul_params(c) + int64_t(c.vocab_size) * c.d_model;
+  const int64_t KD = int64_t(c.n_kv_head) * c.head_dim;
+  int64_t lookups = c.tie_embeddings ? 0 : int64_t(c.vocab_size) * c.d_model;  // wte (tied: counted as the head)
+  for (int l = 0; l < c.depth; ++l)
+    if (c.has_value_embed(l)) lookups += int64_t(c.vocab_size) * KD;
+  const int64_t scalars = (c.resid_scalars ? 2 * c.depth : 0) + (c.smear ? 1 : 0) + (c.backout ? 1 : 0);
+  return count_matmul_params(c) + lookups + scalars;
 }
 
 int64_t count_matmul_params(const ModelConfig& c) {
   const int64_t C = c.d_model, HD = int64_t(c.n_head) * c.head_dim, KD = int64_t(c.n_kv_head) * c.head_dim;
-  const int64_t per_layer = HD * C + 2 * KD * C + C * HD + 2 * 4 * C * C;
-  return c.depth * per_layer + int64_t(c.vocab_size) * C;
+  const int64_t per_layer = HD * C + 2 * KD * C + C * HD + (int64_t(c.mlp_in_rows()) + c.mlp_dim()) * C;
+  int64_t gates = c.smear ? 24 : 0;  // the smear gate and the value embeddings' gates (KVH, 12)
+  for (int l = 0; l < c.depth; ++l)
+    if (c.has_value_embed(l)) gates += int64_t(c.n_kv_head) * 12;
+  return c.depth * per_layer + gates + int64_t(c.vocab_size) * C;
 }
 
 double flops_per_token(const ModelConfig& c, int seq_len) {

@@ -10,7 +10,46 @@
 
 namespace nt {
 
-struct ModelConfig {
+// The architecture's variants, each off by default (the baseline above); shared by ModelConfig
+// and the command line's ShapeFlags, so that flags, config.json and the weights' metadata all
+// come from this one list. docs/FORMATS.md names the tensors each adds.
+struct ModelVariants {
+  double qk_scale = 1.0;  // q and k multiplied by it after rotary + QK-norm (nanochat: 1.2)
+  double softcap = 15.0;  // logits = cap tanh(logits / cap); 0: no soft-cap
+  std::string mlp = "relu2";
+  bool tie_embeddings = false;  // lm_head is wte
+  bool resid_scalars = false;   // x = resid_lambdas[i] x + x0_lambdas[i] x0 before block i
+  bool smear = false;           // previous-token mix after the embedding
+  bool backout = false;         // x -= backout_lambda x_mid before the final norm
+  bool value_embeds = false;    // per-layer value embeddings added into v
+
+  template <class V>
+  void for_each_field(V&& v) {
+    const char* g = "Model variants";
+    v(qk_scale, {.key = "qk_scale", .flag = "--qk-scale", .help = "Scale of q and k after the QK-norm (nanochat: 1.2)",
+                 .group = g, .show_default = true, .optional = true, .min = 0, .max_open = false, .finite = true,
+                 .error = "must be positive and finite"});
+    v(softcap, {.key = "softcap", .flag = "--softcap", .help = "Logit soft-cap value (0: none)", .group = g,
+                .show_default = true, .optional = true, .min = 0, .finite = true, .error = "must be >= 0 and finite"});
+    v(mlp, {.key = "mlp", .flag = "--mlp", .help = "MLP activation: relu2 | swiglu | gelu (tanh form)", .group = g,
+            .show_default = true, .optional = true, .choices = "relu2 swiglu gelu"});
+    v(tie_embeddings, {.key = "tie_embeddings", .flag = "--tie-embeddings",
+                       .help = "The output head shares the token embedding", .group = g, .optional = true});
+    v(resid_scalars, {.key = "resid_scalars", .flag = "--resid-scalars",
+                      .help = "Per-layer resid_lambdas and x0_lambdas mixing the embedding back in", .group = g,
+                      .optional = true});
+    v(smear, {.key = "smear", .flag = "--smear", .help = "Gated previous-token mix after the embedding", .group = g,
+              .optional = true});
+    v(backout, {.key = "backout", .flag = "--backout",
+                .help = "Subtract the middle layer's residual (times backout_lambda) before the head", .group = g,
+                .optional = true});
+    v(value_embeds, {.key = "value_embeds", .flag = "--value-embeds",
+                     .help = "Value embeddings added into v on alternating layers and the last", .group = g,
+                     .optional = true});
+  }
+};
+
+struct ModelConfig : ModelVariants {
   int depth = 4;         // L, transformer blocks
   int d_model = 256;     // C
   int n_head = 4;        // H, query heads
@@ -19,10 +58,17 @@ struct ModelConfig {
   int seq_len = 256;     // T, maximum context (rotary table size)
   int vocab_size = 257;  // V
   double rope_base = 10000.0;
-  double softcap = 15.0;
   double norm_eps = 1e-6;
 
-  int mlp_dim() const { return 4 * d_model; }
+  // The MLP's hidden width: 4C, or for SwiGLU 2/3 of it rounded up to a multiple of 64 (the same
+  // FLOPs with its two input projections).
+  int mlp_dim() const { return mlp == "swiglu" ? (8 * d_model / 3 + 63) / 64 * 64 : 4 * d_model; }
+  // Rows of the MLP's input projection: the hidden width, twice for SwiGLU (gate and up).
+  int mlp_in_rows() const { return mlp == "swiglu" ? 2 * mlp_dim() : mlp_dim(); }
+  // Whether layer l has a value embedding: alternating layers, ending at the last.
+  bool has_value_embed(int l) const { return value_embeds && l % 2 == (depth - 1) % 2; }
+  // The layer whose output the backout subtracts.
+  int backout_layer() const { return depth / 2; }
   // Throws nt::Error naming the offending flag.
   void validate() const;
   nlohmann::json to_json() const;
@@ -30,7 +76,9 @@ struct ModelConfig {
 };
 
 // Shape flags as given on the command line; 0 / negative = "not given".
-struct ShapeFlags {
+struct ShapeFlags : ModelVariants {
+  // (Not an aggregate: GCC 12 warns of an uninitialised base string after `ShapeFlags{}` otherwise.)
+  ShapeFlags() {}
   std::string preset = "cpu";
   int depth = 0, d_model = 0, n_head = 0, n_kv_head = 0, head_dim = 0, seq_len = 0, vocab_size = 0;
   double rope_base = 0;
@@ -49,6 +97,7 @@ struct ShapeFlags {
     v(vocab_size, {.key = "vocab_size", .flag = "--vocab-size", .help = "Vocabulary (default: the tokenizer's)",
                    .cli_positive = true});
     v(rope_base, {.key = "rope_base", .flag = "--rope-base", .help = "Rotary base (default 10000)"});
+    ModelVariants::for_each_field(v);
   }
 };
 

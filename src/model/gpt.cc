@@ -10,13 +10,20 @@
 
 namespace nt {
 
+void check_precision_supports(const ModelConfig& cfg, Precision precision) {
+  if (precision != Precision::kBf16) return;
+  if (cfg.mlp != "relu2") fail("--mlp %s: not available with --dtype bf16 yet", cfg.mlp.c_str());
+  if (cfg.value_embeds) fail("--value-embeds: not available with --dtype bf16 yet");
+}
+
 Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq, Precision precision)
     : cfg_(cfg), k_(kernels), ops_(PrecisionOps::make(kernels, precision)), max_b_(batch), max_t_(seq), params_(cfg), grads_(cfg) {
   cfg.validate();
+  check_precision_supports(cfg, precision);
   NT_CHECK(batch > 0 && seq > 0 && seq <= cfg.seq_len, "bad activation shape B=%d T=%d", batch, seq);
   const bool bf16 = precision == Precision::kBf16;  // which buffers the op set reads and writes
   const int64_t N = int64_t(batch) * seq, C = cfg.d_model, H = cfg.n_head, KVH = cfg.n_kv_head,
-                D = cfg.head_dim, F = cfg.mlp_dim();
+                D = cfg.head_dim, F = cfg.mlp_dim(), FI = cfg.mlp_in_rows();
   // Rotary tables for every position the model supports: angle = pos * base^(-2j/D).
   const int64_t half = D / 2;
   cos_.resize(size_t(cfg.seq_len * half));
@@ -44,10 +51,17 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
       a.fc_h.resize(N * F);
       a.ln1_h.resize(N * C), a.att_h.resize(N * H * D), a.ln2_h.resize(N * C);
     } else {
-      a.fc.resize(N * F);
+      a.fc.resize(N * FI);
       a.ln1.resize(N * C), a.ln2.resize(N * C);
     }
+    if (cfg.resid_scalars) a.xres.resize(N * C);
   }
+  for (int l = 0; l < cfg.depth; ++l)
+    if (cfg.has_value_embed(l)) acts_[size_t(l)].ve_g.resize(N * KVH);
+  if (cfg.value_embeds) ve_dz_.resize(N * KVH);
+  if (cfg.resid_scalars) x0_.resize(N * C), dx0_.resize(N * C);
+  if (cfg.smear) smear_sig_.resize(N);
+  if (cfg.backout) xback_.resize(N * C);
   lnf_.resize(N * C);
   rstdf_.resize(N);
   logits_.resize(size_t(std::min<int64_t>(N, head_chunk_rows(cfg.vocab_size)) * cfg.vocab_size));
@@ -56,7 +70,7 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
   // (A backend whose down product writes the activation's gradient itself needs no buffer for
   // the product: activation_bytes's count of it is then an upper bound.)
   if (bf16) dact_h_.resize(k_.matmul_bf16_out_relu2_bwd ? 0 : N * F);
-  else act_.resize(N * F), dact_.resize(N * F);
+  else act_.resize(N * FI), dact_.resize(N * F);
   datt_.resize(N * H * D), dq_.resize(N * H * D), dk_.resize(N * KVH * D), dv_.resize(N * KVH * D);
   if (bf16) {
     wbf_.resize(params_.numel());
@@ -76,9 +90,13 @@ Operand Gpt::weight(const float* p) const {
   return ops_->pair(p, wbf_.size() == 0 ? nullptr : wbf_.data() + (p - params_.data.data()));
 }
 
+MlpAct Gpt::mlp_act() const {
+  return cfg_.mlp == "swiglu" ? MlpAct::kSwiglu : cfg_.mlp == "gelu" ? MlpAct::kGelu : MlpAct::kRelu2;
+}
+
 MlpTensors Gpt::mlp_tensors(LayerActs& a, const LayerTensors& lw, int64_t n) {
   return {a.fc.data(), a.fc_h.data(), saved(a.ln2, a.ln2_h), weight(lw.wfc), weight(lw.wproj), n, cfg_.d_model,
-          cfg_.mlp_dim()};
+          cfg_.mlp_dim(), mlp_act()};
 }
 
 size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision precision) {
@@ -90,7 +108,13 @@ size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision
   // bf16, and per layer only the bf16 operands of ln1, att and ln2.
   const size_t per_layer =
       N * ((in_bf16 ? 0 : 2 * C) + 2 + H * D * 2 + H + 2 * KVH * D + KVH + H + (in_bf16 ? 0 : F));
-  const size_t saved = c.depth * per_layer + N * (3 * C + 2);
+  // The variants: SwiGLU's second input half (fp32 runs), the residual before each scalar mix,
+  // x0 and its gradient, the smear's sigmoid, the backout's residual, the value embeddings' gates.
+  const size_t FI = c.mlp_in_rows(), ve_layers = c.value_embeds ? size_t(c.depth + 1) / 2 : 0;
+  const size_t variants = (in_bf16 ? 0 : c.depth * N * (FI - F) + N * (FI - F)) +
+                          (c.resid_scalars ? (c.depth + 2) * N * C : 0) + (c.smear ? N : 0) +
+                          (c.backout ? N * C : 0) + (ve_layers + (c.value_embeds ? 1 : 0)) * N * KVH;
+  const size_t saved = c.depth * per_layer + N * (3 * C + 2) + variants;
   const size_t scratch = std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size + N + N * C * 3 +
                          (in_bf16 ? 0 : 2 * N * F) + 2 * N * H * D + 2 * N * KVH * D;
   size_t bf16 = 0;  // elements of 2 bytes
@@ -107,9 +131,7 @@ size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision
 
 void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
   NT_CHECK(B <= max_b_ && T <= max_t_, "batch (%d, %d) exceeds the buffers (%d, %d)", B, T, max_b_, max_t_);
-  const int64_t N = int64_t(B) * T, C = cfg_.d_model, H = cfg_.n_head, KVH = cfg_.n_kv_head,
-                D = cfg_.head_dim, HD = H * D, KD = KVH * D;
-  const float eps = float(cfg_.norm_eps);
+  const int64_t N = int64_t(B) * T, C = cfg_.d_model;
   for (int64_t i = 0; i < N; ++i)
     NT_CHECK(inputs[i] >= 0 && inputs[i] < cfg_.vocab_size, "token id %d outside the vocabulary (%d)", inputs[i],
              cfg_.vocab_size);
@@ -122,49 +144,63 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
   {
     profile::Zone z(profile::kEmbed);
     k_.embed_fwd(x_.data(), inputs, w.wte, N, C);
-    k_.rmsnorm_fwd(ln0_.data(), rstd0_.data(), x_.data(), N, C, eps);
+    k_.rmsnorm_fwd(ln0_.data(), rstd0_.data(), x_.data(), N, C, float(cfg_.norm_eps));
     std::copy_n(ln0_.data(), N * C, x_.data());
+    smear_fwd(w, B, T);
+    if (cfg_.resid_scalars) std::copy_n(x_.data(), N * C, x0_.data());
   }
   for (int l = 0; l < cfg_.depth; ++l) {
-    LayerActs& a = acts_[size_t(l)];
-    const LayerTensors& lw = w.layers[size_t(l)];
-    // Attention: x += c_proj(attn(norm(rope(q)), norm(rope(k)), v)).
-    {
-      profile::Zone z(profile::kNorm);
-      norm_fwd(a.ln1.data(), a.ln1_h.data(), a.rstd1.data(), x_.data(), N);
-    }
-    {
-      profile::Zone z(profile::kQkv);
-      const Operand ln1 = saved(a.ln1, a.ln1_h);
-      ops_->mm(a.q.data(), ln1, weight(lw.wq), N, HD, C, false, true, 0.0f);
-      ops_->mm(a.k.data(), ln1, weight(lw.wk), N, KD, C, false, true, 0.0f);
-      ops_->mm(a.v.data(), ln1, weight(lw.wv), N, KD, C, false, true, 0.0f);
-    }
-    {
-      profile::Zone z(profile::kRope);  // rotary + QK-norm, fused
-      k_.rope_norm_fwd(a.q.data(), a.rstd_q.data(), cos_.data(), sin_.data(), B, T, H, D, eps);
-      k_.rope_norm_fwd(a.k.data(), a.rstd_k.data(), cos_.data(), sin_.data(), B, T, KVH, D, eps);
-    }
-    {
-      profile::Zone z(profile::kAttention);
-      ops_->attention_fwd(a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, T, H, KVH, D);
-    }
-    {
-      profile::Zone z(profile::kAttnOut);
-      ops_->mm(x_.data(), ops_->convert(a.att_h.data(), a.att.data(), N * HD), weight(lw.wo), N, C, HD, false, true,
-               1.0f);
-    }
-    // MLP: x += c_proj(relu(c_fc(norm(x)))^2).
-    {
-      profile::Zone z(profile::kNorm);
-      norm_fwd(a.ln2.data(), a.ln2_h.data(), a.rstd2.data(), x_.data(), N);
-    }
-    ops_->mlp_fwd(x_.data(), mlp_tensors(a, lw, N), mlp_scratch());
+    resid_mix_fwd(l, w, N);
+    forward_layer(l, w, inputs, B, T);
+    if (cfg_.backout && l == cfg_.backout_layer()) std::copy_n(x_.data(), N * C, xback_.data());
   }
+  backout_fwd(w, N);
   {
     profile::Zone z(profile::kNorm);
     norm_fwd(lnf_.data(), h0_.data(), rstdf_.data(), x_.data(), N);
   }
+}
+
+void Gpt::forward_layer(int l, const ModelTensors& w, const int32_t* inputs, int B, int T) {
+  const int64_t N = int64_t(B) * T, C = cfg_.d_model, H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim,
+                HD = H * D, KD = KVH * D;
+  const float eps = float(cfg_.norm_eps);
+  LayerActs& a = acts_[size_t(l)];
+  const LayerTensors& lw = w.layers[size_t(l)];
+  // Attention: x += c_proj(attn(norm(rope(q)), norm(rope(k)), v)).
+  {
+    profile::Zone z(profile::kNorm);
+    norm_fwd(a.ln1.data(), a.ln1_h.data(), a.rstd1.data(), x_.data(), N);
+  }
+  {
+    profile::Zone z(profile::kQkv);
+    const Operand ln1 = saved(a.ln1, a.ln1_h);
+    ops_->mm(a.q.data(), ln1, weight(lw.wq), N, HD, C, false, true, 0.0f);
+    ops_->mm(a.k.data(), ln1, weight(lw.wk), N, KD, C, false, true, 0.0f);
+    ops_->mm(a.v.data(), ln1, weight(lw.wv), N, KD, C, false, true, 0.0f);
+    value_embed_fwd(l, w, inputs, N);
+  }
+  {
+    profile::Zone z(profile::kRope);  // rotary + QK-norm, fused
+    k_.rope_norm_fwd(a.q.data(), a.rstd_q.data(), cos_.data(), sin_.data(), B, T, H, D, eps);
+    k_.rope_norm_fwd(a.k.data(), a.rstd_k.data(), cos_.data(), sin_.data(), B, T, KVH, D, eps);
+    qk_scale_fwd(a, N * HD);
+  }
+  {
+    profile::Zone z(profile::kAttention);
+    ops_->attention_fwd(a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, T, H, KVH, D);
+  }
+  {
+    profile::Zone z(profile::kAttnOut);
+    ops_->mm(x_.data(), ops_->convert(a.att_h.data(), a.att.data(), N * HD), weight(lw.wo), N, C, HD, false, true,
+             1.0f);
+  }
+  // MLP: x += c_proj(act(c_fc(norm(x)))).
+  {
+    profile::Zone z(profile::kNorm);
+    norm_fwd(a.ln2.data(), a.ln2_h.data(), a.rstd2.data(), x_.data(), N);
+  }
+  ops_->mlp_fwd(x_.data(), mlp_tensors(a, lw, N), mlp_scratch());
 }
 
 double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float* losses, bool accumulate) {
@@ -247,7 +283,8 @@ void Gpt::forward_logits(const int32_t* inputs, int B, int T, float* logits) {
   ModelTensors w = params_.views();
   k_.matmul(logits, lnf_.data(), w.lm_head, N, V, cfg_.d_model, false, true, 0.0f);
   const float cap = float(cfg_.softcap);
-  for (int64_t i = 0; i < N * V; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
+  if (cap > 0)
+    for (int64_t i = 0; i < N * V; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
 }
 
 }  // namespace nt

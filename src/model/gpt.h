@@ -6,6 +6,10 @@
 //   attn: q, k, v projections -> rotary (half split) -> RMSNorm on q, k -> causal GQA -> c_proj
 //   mlp:  c_fc -> relu^2 -> c_proj.   No biases, no learnable norm weights.
 //
+// ModelVariants (config.h) switch on, each independently: a q/k scale after the QK-norm (folded
+// into q as its square), another soft-cap or none, GELU or SwiGLU, a head tied to wte, per-layer
+// residual scalars, smear, backout and value embeddings (gpt_variants.cc).
+//
 // The output head and the loss are fused and processed in row chunks, so the (B*T, V) logits
 // are never all held at once; in training, the head's backward runs inside that same pass.
 #pragma once
@@ -30,12 +34,18 @@ struct LayerActs {
   Buffer<float> v;                // (N, KVH*D)
   Buffer<float> att, lse;         // (N, H*D), (B, H, T)
   Buffer<float> ln2, rstd2;       // (N, C), (N)   (ln2: fp32 runs)
-  Buffer<float> fc;               // (N, 4C)   pre-activation (fp32 runs)
+  Buffer<float> fc;               // (N, F or 2F)   pre-activation (fp32 runs)
   Buffer<uint16_t> fc_h;          // (N, 4C)   the same in bf16 runs: a bf16 GEMM output
   // bf16 runs: the GEMM operands made from ln1, att and ln2 in the forward, kept for the
   // backward's weight gradients instead of being converted again there.
   Buffer<uint16_t> ln1_h, att_h, ln2_h;  // (N, C), (N, H*D), (N, C)
+  // Variants: the residual before this block's scalar mix (N, C); the value-embedding gate
+  // 3 sigmoid(.) (N, KVH).
+  Buffer<float> xres, ve_g;
 };
+
+// Fails naming the flag where a model variant has no path in that precision yet.
+void check_precision_supports(const ModelConfig& cfg, Precision precision);
 
 class Gpt {
  public:
@@ -71,6 +81,25 @@ class Gpt {
 
  private:
   void forward_blocks(const int32_t* inputs, int B, int T);
+  void forward_layer(int l, const ModelTensors& w, const int32_t* inputs, int B, int T);
+  void backward_layer(int l, const ModelTensors& w, const ModelTensors& g, const int32_t* inputs, int B, int T,
+                      bool accumulate);
+  // The variants' steps (gpt_variants.cc), each a no-op where its variant is off.
+  void smear_fwd(const ModelTensors& w, int B, int T);
+  void smear_bwd(const ModelTensors& w, const ModelTensors& g, int B, int T, bool accumulate);
+  void resid_mix_fwd(int l, const ModelTensors& w, int64_t N);
+  void resid_mix_bwd(int l, const ModelTensors& w, const ModelTensors& g, int64_t N, bool accumulate);
+  void value_embed_fwd(int l, const ModelTensors& w, const int32_t* inputs, int64_t N);
+  void value_embed_bwd(int l, const ModelTensors& w, const ModelTensors& g, const int32_t* inputs, int64_t N,
+                       bool accumulate);
+  void value_embed_dln(int l, const ModelTensors& w, int64_t N);
+  void backout_fwd(const ModelTensors& w, int64_t N);
+  void backout_bwd(const ModelTensors& w, const ModelTensors& g, int64_t N, bool accumulate);
+  // q *= s^2 after the QK-norm (the scale of q and k folded into q), and the backward's undoing.
+  void qk_scale_fwd(LayerActs& a, int64_t n);
+  void qk_scale_bwd(LayerActs& a, int64_t n);
+  // After dx_ changed outside a norm's backward: in bf16 runs, its GEMM copy in h0_ again.
+  void refresh_dx_copy(int64_t N) { ops_->convert(h0_.data(), dx_.data(), N * cfg_.d_model); }
   // Head + loss over the final normalised activations; if grad_scale != 0, also writes
   // dlnf and the head gradient: added to the old one, or (accumulate false) overwriting it.
   double head_loss(const int32_t* targets, int64_t N, float grad_scale, float* losses, bool accumulate = true);
@@ -90,6 +119,7 @@ class Gpt {
   }
   MlpTensors mlp_tensors(LayerActs& a, const LayerTensors& lw, int64_t n);
   MlpScratch mlp_scratch() { return {act_.data(), dact_.data(), h1_.data(), dact_h_.data()}; }
+  MlpAct mlp_act() const;
 
   ModelConfig cfg_;
   const KernelTable& k_;
@@ -109,6 +139,9 @@ class Gpt {
   Buffer<float> act_, dact_;          // (N, 4C), fp32 runs
   Buffer<uint16_t> dact_h_;           // (N, 4C), bf16 runs: the activation's gradient
   Buffer<float> datt_, dq_, dk_, dv_; // (N, H*D), (N, KVH*D) x2
+  // Variants: x0 and its gradient (residual scalars), the smear's sigmoid (N), the residual
+  // kept for the backout (then its gradient's share), the value-embedding gates' gradient.
+  Buffer<float> x0_, dx0_, smear_sig_, xback_, ve_dz_;
   // bf16 only: the weights' copy (params_ layout) and four operand slots. h0_ holds lnf's copy
   // from the final norm until the head is done, then dx_'s from each norm's backward.
   Buffer<uint16_t> wbf_;

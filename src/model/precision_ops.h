@@ -18,15 +18,22 @@ struct Operand {
   const uint16_t* h = nullptr;
 };
 
-// The MLP's tensors of one layer (N rows, C channels, F hidden): x += relu(ln2 Wfc^T)^2 Wproj^T.
-// fc is the pre-activation kept for the backward: fp32 in fp32 runs (fc), bf16 in bf16 runs (fc_h).
+// The MLP's activation: ReLU^2 (the baseline), GELU (tanh form) or SwiGLU (fc holds [gate | up]).
+enum class MlpAct { kRelu2, kGelu, kSwiglu };
+
+// The MLP's tensors of one layer (N rows, C channels, F hidden): x += act(ln2 Wfc^T) Wproj^T.
+// fc is the pre-activation kept for the backward: fp32 in fp32 runs (fc), bf16 in bf16 runs (fc_h);
+// (N, F), or (N, 2F) for SwiGLU, whose Wfc is (2F, C).
 struct MlpTensors {
   float* fc;
   uint16_t* fc_h;
   Operand ln2, wfc, wproj;
   int64_t n, c, f;
+  MlpAct act = MlpAct::kRelu2;
+  int64_t fin() const { return act == MlpAct::kSwiglu ? 2 * f : f; }  // Wfc's rows
 };
 // Scratch shared between layers: fp32 activation and its gradient (fp32 runs), bf16 ones (bf16).
+// SwiGLU: act holds (N, 2F), the pre-activation's gradient after the activation's.
 struct MlpScratch {
   float* act;
   float* dact;

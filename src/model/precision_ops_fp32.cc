@@ -36,18 +36,19 @@ class Fp32Ops final : public PrecisionOps {
   }
 
   // relu2(fc) is read straight from fc by the down product where the backend has that fused op,
-  // else written out by relu2_fwd's own pass.
+  // else written out by relu2_fwd's own pass; the other activations by their own pass.
   void mlp_fwd(float* x, const MlpTensors& t, const MlpScratch& s) const override {
     {
       profile::Zone z(profile::kMlpUp);
-      mm(t.fc, t.ln2, t.wfc, t.n, t.f, t.c, false, true, 0.0f);
+      mm(t.fc, t.ln2, t.wfc, t.n, t.fin(), t.c, false, true, 0.0f);
     }
-    if (!k_.matmul_relu2) {
+    const bool fused = t.act == MlpAct::kRelu2 && k_.matmul_relu2;
+    if (!fused) {
       profile::Zone z(profile::kRelu2);
-      k_.relu2_fwd(s.act, t.fc, t.n * t.f);
+      activation(s.act, t);
     }
     profile::Zone z(profile::kMlpDown);
-    if (k_.matmul_relu2) k_.matmul_relu2(x, t.fc, t.wproj.f, t.n, t.c, t.f, false, true, 1.0f, true);
+    if (fused) k_.matmul_relu2(x, t.fc, t.wproj.f, t.n, t.c, t.f, false, true, 1.0f, true);
     else mm(x, {s.act, nullptr}, t.wproj, t.n, t.c, t.f, false, true, 1.0f);
   }
 
@@ -55,27 +56,42 @@ class Fp32Ops final : public PrecisionOps {
                float beta_w) const override {
     const int64_t N = t.n, C = t.c, F = t.f;
     {
-      profile::Zone z(profile::kRelu2);  // relu2(fc), recomputed rather than stored
-      k_.relu2_fwd(s.act, t.fc, N * F);
+      profile::Zone z(profile::kRelu2);  // the activation, recomputed rather than stored
+      activation(s.act, t);
     }
     {
       profile::Zone z(profile::kMlpDown);
       mm(dwproj, dx, {s.act, nullptr}, C, F, N, true, false, beta_w);
       mm(s.dact, dx, t.wproj, N, F, C, false, false, 0.0f);
     }
+    float* dfc = s.dact;  // the pre-activation's gradient: in place, or for SwiGLU's (N, 2F) in act
     {
       profile::Zone z(profile::kRelu2);
-      k_.relu2_bwd(s.dact, s.dact, t.fc, N * F);
+      switch (t.act) {
+        case MlpAct::kRelu2: k_.relu2_bwd(s.dact, s.dact, t.fc, N * F); break;
+        case MlpAct::kGelu: k_.gelu_bwd(s.dact, s.dact, t.fc, N * F); break;
+        case MlpAct::kSwiglu: k_.swiglu_bwd(s.act, s.dact, t.fc, N, F), dfc = s.act; break;
+      }
     }
     profile::Zone z(profile::kMlpUp);
-    mm(dwfc, {s.dact, nullptr}, t.ln2, F, C, N, true, false, beta_w);
-    mm(dln, {s.dact, nullptr}, t.wfc, N, C, F, false, false, 0.0f);
+    mm(dwfc, {dfc, nullptr}, t.ln2, t.fin(), C, N, true, false, beta_w);
+    mm(dln, {dfc, nullptr}, t.wfc, N, C, t.fin(), false, false, 0.0f);
   }
 
   Operand xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t v, float cap,
                float grad_scale, uint16_t*) const override {
     k_.softcap_xent(logits, losses, targets, rows, v, cap, grad_scale);  // the gradient over logits
     return {logits, nullptr};
+  }
+
+ private:
+  // act (N, F) = the activation of the pre-activation t.fc.
+  void activation(float* act, const MlpTensors& t) const {
+    switch (t.act) {
+      case MlpAct::kRelu2: k_.relu2_fwd(act, t.fc, t.n * t.f); break;
+      case MlpAct::kGelu: k_.gelu_fwd(act, t.fc, t.n * t.f); break;
+      case MlpAct::kSwiglu: k_.swiglu_fwd(act, t.fc, t.n, t.f); break;
+    }
   }
 };
 

@@ -23,7 +23,7 @@ void save_weights(const std::string& path, const ModelConfig& cfg, const ParamAr
   Sha256 sum;
   for (size_t i = 0; i < params.specs.size(); ++i) {
     const auto& s = params.specs[i];
-    f.tensors[s.name] = st_f32(params.tensor(i), {s.rows, s.cols});
+    f.tensors[s.name] = st_f32(params.tensor(i), s.shape());
     sum.update(params.tensor(i), size_t(s.numel()) * sizeof(float));
   }
   f.metadata[kTensorsSha256] = to_hex(sum.finish());
@@ -58,7 +58,7 @@ void load_weights(const std::string& path, const ModelConfig& cfg, ParamArena& p
     auto it = f.tensors.find(s.name);
     if (it == f.tensors.end()) fail("%s: missing tensor %s", path.c_str(), s.name.c_str());
     const StTensor& t = it->second;
-    if (t.dtype != "F32" || t.shape != std::vector<int64_t>{s.rows, s.cols})
+    if (t.dtype != "F32" || t.shape != s.shape())
       fail("%s: tensor %s has dtype %s and a shape other than the model's (%lld, %lld)", path.c_str(),
            s.name.c_str(), t.dtype.c_str(), (long long)s.rows, (long long)s.cols);
     std::memcpy(params.tensor(i), t.bytes.data(), t.bytes.size());

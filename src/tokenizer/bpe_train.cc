@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "core/first_error.h"
 
 namespace nt {
 
@@ -56,21 +57,26 @@ std::unique_ptr<BpeTokenizer> train_bpe(const std::vector<std::string>& docs, co
   std::vector<Counts> local;
   local.resize(size_t(nthreads));
   std::vector<uint64_t> local_pieces(size_t(nthreads), 0);
+  FirstError error;  // a pattern that gives up on a text
 #pragma omp parallel
   {
     const int t = omp_get_thread_num();
     Counts& c = local[size_t(t)];
 #pragma omp for schedule(dynamic, 16)
     for (size_t d = 0; d < docs.size(); ++d) {
-      PreTokenizer::Iterator it(pre, docs[d]);
-      std::string_view piece;
-      bool raw;
-      while (it.next(&piece, &raw)) {
-        ++c[piece];
-        ++local_pieces[size_t(t)];
-      }
+      if (error.failed()) continue;
+      error.run([&] {
+        PreTokenizer::Iterator it(pre, docs[d]);
+        std::string_view piece;
+        bool raw;
+        while (it.next(&piece, &raw)) {
+          ++c[piece];
+          ++local_pieces[size_t(t)];
+        }
+      });
     }
   }
+  error.rethrow();
   Counts& all = local[0];
   for (size_t t = 1; t < local.size(); ++t) {
     for (const auto& [k, v] : local[t]) all[k] += v;

@@ -20,9 +20,17 @@ constexpr size_t kMaxPoints = 2000;  // a line's points at most
 constexpr const char* kRawColour = "#aec7e8";
 constexpr const char* kTrainColour = "#1f77b4";
 constexpr const char* kValColour = "#ff7f0e";
+constexpr const char* kCoreColour = "#2ca02c";
+// CORE's panel below the loss chart, on the same time axis (CORE and loss share no scale).
+constexpr double kCoreTop = kBottom + 64, kCoreBottom = kCoreTop + 110, kCorePanel = kCoreBottom - kBottom;
 
 struct Eval {
   double seconds, loss, bpb;
+  int64_t step;
+};
+
+struct CorePoint {
+  double seconds, core;
   int64_t step;
 };
 
@@ -34,8 +42,10 @@ double number(const nlohmann::json& j, const char* key) {
   return std::isfinite(v) ? v : NAN;
 }
 
-// The step records' (training seconds, loss) and the evaluations, from metrics.jsonl's lines.
-void read_records(const std::string& metrics, std::vector<std::pair<double, double>>& train, std::vector<Eval>& evals) {
+// The step records' (training seconds, loss), the evaluations and the CORE evaluations, from
+// metrics.jsonl's lines.
+void read_records(const std::string& metrics, std::vector<std::pair<double, double>>& train, std::vector<Eval>& evals,
+                  std::vector<CorePoint>& cores) {
   std::istringstream in(metrics);
   for (std::string line; std::getline(in, line);) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
@@ -45,6 +55,8 @@ void read_records(const std::string& metrics, std::vector<std::pair<double, doub
       train.push_back({s, number(j, "loss")});
     } else if (j["type"] == "eval" && std::isfinite(s) && std::isfinite(number(j, "val_loss"))) {
       evals.push_back({s, number(j, "val_loss"), number(j, "val_bpb"), j.value("step", int64_t(0))});
+    } else if (j["type"] == "core" && std::isfinite(s) && std::isfinite(number(j, "core"))) {
+      cores.push_back({s, number(j, "core"), j.value("step", int64_t(0))});
     }
   }
 }
@@ -60,13 +72,39 @@ void draw_legend(profile::Svg& svg) {
   svg.text(lx + 30, kTop + 50, "validation loss", 11);
 }
 
+// CORE over training time in a panel of its own under the loss chart, its last value labelled.
+void draw_core_panel(profile::Svg& svg, const std::vector<CorePoint>& cores, const profile::LinearAxis& ax,
+                     const std::vector<double>& xt) {
+  double lo = 0, hi = 0;  // 0 (chance) always shows
+  for (const CorePoint& c : cores) lo = std::min(lo, c.core), hi = std::max(hi, c.core);
+  const std::vector<double> yt = profile::nice_ticks(lo, hi > lo ? hi : lo + 0.01, 3);
+  const profile::LinearAxis ay{yt.front(), yt.back(), kCoreBottom, kCoreTop};
+  for (double v : xt) svg.line(ax(v), kCoreTop, ax(v), kCoreBottom, "#e4e4e4");
+  for (double v : yt) {
+    svg.line(kLeft, ay(v), kRight, ay(v), "#e4e4e4");
+    svg.text(kLeft - 6, ay(v) + 4, strf("%g", v), 11, "end");
+  }
+  svg.line(kLeft, kCoreBottom, kRight, kCoreBottom, "#000000");
+  svg.line(kLeft, kCoreTop, kLeft, kCoreBottom, "#000000");
+  svg.text(kLeft - 50, (kCoreTop + kCoreBottom) / 2, "CORE", 12, "middle", "#222222", false, -90);
+  std::vector<std::pair<double, double>> pts;
+  for (const CorePoint& c : cores) pts.push_back({ax(c.seconds), ay(c.core)});
+  if (pts.size() >= 2) svg.polyline(pts, kCoreColour, 2);
+  for (const CorePoint& c : cores)
+    svg.circle(ax(c.seconds), ay(c.core), 4, kCoreColour, "core",
+               strf("step %lld, %.1f s: CORE %.4f", (long long)c.step, c.seconds, c.core));
+  const CorePoint& last = cores.back();
+  svg.text(ax(last.seconds) - 8, ay(last.core) - 8, strf("CORE %.4f", last.core), 11, "end", kCoreColour, true);
+}
+
 }  // namespace
 
 std::string loss_chart_svg(const std::string& metrics, const std::string& title, const std::string& subtitle) {
   std::vector<std::pair<double, double>> train;  // (training seconds, loss)
   std::vector<Eval> evals;
-  read_records(metrics, train, evals);
-  profile::Svg svg(kWidth, kBottom + 70);
+  std::vector<CorePoint> cores;
+  read_records(metrics, train, evals, cores);
+  profile::Svg svg(kWidth, kBottom + 70 + (cores.empty() ? 0 : kCorePanel));
   svg.text(kLeft, 28, title, 16, "start", "#222222", true);
   svg.text(kLeft, 48, subtitle, 12, "start", "#555555");
   if (train.empty() && evals.empty()) {
@@ -77,6 +115,7 @@ std::string loss_chart_svg(const std::string& metrics, const std::string& title,
   for (const auto& [s, l] : train) x_max = std::max(x_max, s), y_min = std::min(y_min, l), y_max = std::max(y_max, l);
   for (const Eval& e : evals)
     x_max = std::max(x_max, e.seconds), y_min = std::min(y_min, e.loss), y_max = std::max(y_max, e.loss);
+  for (const CorePoint& c : cores) x_max = std::max(x_max, c.seconds);
   const std::vector<double> xt = profile::nice_ticks(0.0, x_max > 0 ? x_max : 1.0, 8);
   const std::vector<double> yt = profile::nice_ticks(y_min, y_max, 6);
   const profile::LinearAxis ax{xt.front(), xt.back(), kLeft, kRight}, ay{yt.front(), yt.back(), kBottom, kTop};
@@ -126,6 +165,7 @@ std::string loss_chart_svg(const std::string& metrics, const std::string& title,
     svg.text(x1, y1, label, 11, "end", kValColour, true);
   }
   draw_legend(svg);
+  if (!cores.empty()) draw_core_panel(svg, cores, ax, xt);
   return svg.finish();
 }
 

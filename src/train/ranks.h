@@ -19,7 +19,7 @@ CheckpointData shared_checkpoint(dist::Comm& c, const RunFolder& run);
 struct StepDecision {
   int32_t stop_signal = 0;  // a stop was requested (SIGINT / SIGTERM)
   int32_t finished = 0;     // the budget or the step count is used
-  int32_t evaluate = 0, save = 0;
+  int32_t evaluate = 0, core = 0, save = 0;
   double progress = 0;  // the schedules' position
 };
 void share_decision(dist::Comm& c, StepDecision& d);

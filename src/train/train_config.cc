@@ -23,6 +23,8 @@ void TrainConfig::validate() const {
   schedule.validate();
   if (steps == 0 && !parse_duration(time_budget))
     fail("--time-budget %s: expected a positive duration such as 90s, 5m, 1h", time_budget.c_str());
+  if (core_every != "0" && core_bundle.empty())
+    fail("--core-every %s: needs --core-bundle (the bundle to evaluate)", core_every.c_str());
 }
 
 }  // namespace nt

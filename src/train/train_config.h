@@ -34,6 +34,9 @@ struct TrainConfig {
   std::string eval_every = "0";    // "0" (only at the end), "N" steps, or a duration "60s"
   int64_t eval_tokens = 0;         // 0 = the whole validation split
   int eval_batch_size = 0;         // 0 = batch_size
+  std::string core_every = "0";    // CORE: "0" (only at the end), "N" steps, or a duration
+  std::string core_bundle;         // CORE evaluation bundle; empty = no CORE
+  int64_t core_max_per_task = 500;  // CORE items per task (0 = all)
   int threads = 0;                 // 0 = every core this process may use
   double peak_gflops = 0;          // 0 = measure the dtype's peak (before and after training)
   int sample_tokens = 64;
@@ -97,6 +100,17 @@ void TrainConfig::for_each_field(V&& v) {
   v(eval_batch_size, {.key = "eval_batch_size", .flag = "--eval-batch-size",
                       .help = "Validation batch (default --batch-size)", .group = g, .cli_positive = true, .min = 0,
                       .error = "must be positive"});
+  v(core_every, {.key = "core_every", .flag = "--core-every",
+                 .help = "CORE on --core-bundle: 0 (end only), N steps, or a training-time duration like 10m (not "
+                         "charged)",
+                 .group = g, .show_default = true, .optional = true, .check = check_interval});
+  v(core_bundle, {.key = "core_bundle", .flag = "--core-bundle",
+                  .help = "CORE evaluation bundle (core.yaml, eval_meta_data.csv, eval_data/) scored during and "
+                          "after training",
+                  .group = g, .optional = true});
+  v(core_max_per_task, {.key = "core_max_per_task", .flag = "--core-max-per-task",
+                        .help = "CORE items per task after the seeded shuffle (0 = all)", .group = g,
+                        .show_default = true, .optional = true, .min = 0, .error = "must be >= 0"});
   v(sample_tokens, {.key = "sample_tokens", .flag = "--sample-tokens", .help = "Tokens to sample at the end (0 = none)",
                     .group = g, .show_default = true, .min = 0, .error = "must be >= 0"});
   v(sample_prompt, {.key = "sample_prompt", .flag = "--sample-prompt", .help = "Prompt for the final sample",

@@ -84,6 +84,8 @@ void TrainLoop::restore(const CheckpointData& ck) {
   data_seconds_ = s.data_seconds;
   last_eval_at_ = s.last_eval_at;
   last_save_at_ = s.last_save_at;
+  core_seconds_ = s.core_seconds;
+  last_core_at_ = s.last_core_at;
   rollbacks_ = s.rollbacks;
   last_saved_step_ = step_;
 }
@@ -108,6 +110,8 @@ TrainState TrainLoop::state() const {
   s.data_seconds = data_seconds_;
   s.last_eval_at = last_eval_at_;
   s.last_save_at = last_save_at_;
+  s.core_seconds = core_seconds_;
+  s.last_core_at = last_core_at_;
   s.rollbacks = rollbacks_;
   s.metrics_lines = run_.metrics_lines();
   s.run_id = run_.run_id();
@@ -148,6 +152,29 @@ void TrainLoop::evaluate() {
   progress_.print(strf("step %lld | val_bpb %.4f | val_loss %.4f | %llu targets in %.1fs (not charged)",
                        (long long)step_, last_eval_.bpb, last_eval_.loss, (unsigned long long)last_eval_.targets,
                        last_eval_.seconds));
+}
+
+void TrainLoop::evaluate_core() {
+  if (!core_) return;
+  profile::Zone zone(profile::kEval);
+  const auto t0 = Clock::now();
+  last_core_at_ = budget_.used();
+  last_core_step_ = step_;
+  try {
+    last_core_ = core_->evaluate(model_, tok_, plan_.T, [&](int64_t done, int64_t total) {
+      progress_.update(
+          strf("step %lld | CORE: %lld / %lld items", (long long)step_, (long long)done, (long long)total));
+    });
+    run_.log_metric(core_metric_json(*last_core_, step_, budget_.used()));
+    progress_.print(core_line(*last_core_, step_));
+  } catch (const std::exception& e) {
+    core_error_ = strf("step %lld: %s", (long long)step_, e.what());
+    core_ = nullptr;
+    last_core_.reset();
+    progress_.finish();
+    warn_line("CORE evaluation failed at " + core_error_ + "; no more CORE evaluations in this run");
+  }
+  core_seconds_ += since(t0);
 }
 
 void TrainLoop::on_non_finite(const std::string& what) {
@@ -256,6 +283,7 @@ void TrainLoop::run() {
       d.stop_signal = StopSignals::requested();
       d.finished = cfg_.steps > 0 ? step_ >= cfg_.steps : (step_ > 0 && budget_.next_step_would_overrun());
       d.evaluate = plan_.eval_every.due(step_, budget_.used(), last_eval_at_) && last_eval_at_ < budget_.used();
+      d.core = core_ && plan_.core_every.due(step_, budget_.used(), last_core_at_) && last_core_at_ < budget_.used();
       d.save = plan_.save_every.due(step_, budget_.used(), last_save_at_);
       d.progress = cfg_.steps > 0 ? double(step_) / double(cfg_.steps) : budget_.progress();
     }
@@ -263,6 +291,7 @@ void TrainLoop::run() {
     if (d.stop_signal) stop(d.stop_signal);
     if (d.finished) break;
     if (d.evaluate) evaluate();
+    if (d.core) evaluate_core();
     if (d.save) save_if_new();
     step(d.progress);
   }

@@ -20,6 +20,7 @@
 #include "train/run_folder.h"
 #include "train/signals.h"
 #include "train/time_budget.h"
+#include "train/train_core.h"
 #include "train/train_plan.h"
 
 namespace nt {
@@ -37,6 +38,16 @@ class TrainLoop {
   void run();
   // An evaluation on the validation split (logged, not charged).
   void evaluate();
+  // CORE during training on this bundle (nullptr: none; it must outlive the loop).
+  void set_core(const TrainCore* core) { core_ = core; }
+  // A CORE evaluation (logged, not charged). A failure is reported and ends CORE for the run
+  // (core_error()): it never stops training or the final files.
+  void evaluate_core();
+  bool core_enabled() const { return core_ != nullptr; }
+  const std::optional<CoreResult>& last_core() const { return last_core_; }
+  int64_t last_core_step() const { return last_core_step_; }
+  double core_seconds() const { return core_seconds_; }
+  const std::string& core_error() const { return core_error_; }
   // A checkpoint unless the current step has one.
   void save_if_new() {
     if (last_saved_step_ != step_) save();
@@ -82,6 +93,11 @@ class TrainLoop {
   double eval_seconds_ = 0, save_seconds_ = 0, data_seconds_ = 0, last_eval_at_ = 0, last_save_at_ = 0;
   double last_loss_ = NAN;
   BpbResult last_eval_;
+  const TrainCore* core_ = nullptr;
+  std::optional<CoreResult> last_core_;
+  int64_t last_core_step_ = -1;
+  double core_seconds_ = 0, last_core_at_ = 0;
+  std::string core_error_;
   std::optional<StopSignals> signals_;
   // The job's ranks: each computes its share of a step's micro-batches, the gradients are summed,
   // each rank updates the tensors it owns and sends them to the others; rank 0 decides,

@@ -24,6 +24,7 @@ TrainPlan plan_settings(const TrainConfig& cfg) {
   if (cfg.steps == 0) p.budget_s = *parse_duration(cfg.time_budget);
   p.eval_every = parse_interval("--eval-every", cfg.eval_every);
   p.save_every = parse_interval("--save-every", cfg.save_every);
+  p.core_every = parse_interval("--core-every", cfg.core_every);
   p.pack = cfg.packing == "stream" ? PackMode::Stream : PackMode::BestFit;
   p.backend = &backend_for_device(cfg.device);
   p.kernels = &p.backend->kernels();
@@ -39,6 +40,7 @@ void plan_model(TrainPlan& p, const Tokenizer& tok) {
   const TrainConfig& cfg = p.cfg;
   p.model = resolve_model_config(cfg.shape, int(tok.vocab_size()));
   const ModelConfig& mc = p.model;
+  check_precision_supports(mc, p.prec);  // before anything is written
   if (uint32_t(mc.vocab_size) < tok.vocab_size())
     fail("--vocab-size %d: smaller than the data's tokenizer vocabulary (%u)", mc.vocab_size, tok.vocab_size());
   p.B = cfg.batch_size > 0 ? cfg.batch_size : (cfg.shape.preset == "frontier" ? 4 : 16);
@@ -64,6 +66,18 @@ void plan_model(TrainPlan& p, const Tokenizer& tok) {
   p.memory.state = Optimizer::state_floats(specs, p.threads, p.optim.bf16_newton_schulz) * sizeof(float);
   p.memory.activations = Gpt::activation_bytes(mc, std::max(p.B, p.eval_B), p.T, p.prec);
   p.memory.available = available_memory_bytes();
+}
+
+void check_inference_memory(const ModelConfig& model, int batch, int seq, const char* what) {
+  // Parameters and their copy in the model's arena (the file's are released after loading), the
+  // activations of one batch, and the sampler's KV cache.
+  const double need = 2.0 * double(count_params(model)) * sizeof(float) +
+                      double(Gpt::activation_bytes(model, batch, seq)) +
+                      2.0 * model.depth * double(model.seq_len) * model.n_kv_head * model.head_dim * sizeof(float);
+  const size_t available = available_memory_bytes();
+  if (available > 0 && need > 0.9 * double(available))
+    fail("%s: this model needs about %s but only %s of memory is available", what, human_bytes(need).c_str(),
+         human_bytes(double(available)).c_str());
 }
 
 void check_memory(const TrainPlan& p) {

@@ -25,6 +25,10 @@ struct MemoryEstimate {
   size_t need() const { return 2 * params + state + activations; }
 };
 
+// Refuses, before anything is allocated, a forward-only model (sample, eval) of this shape and
+// batch that would need more than 90 % of the available memory; `what` names the command.
+void check_inference_memory(const ModelConfig& model, int batch, int seq, const char* what);
+
 struct TrainPlan {
   TrainConfig cfg;  // validated; run_dir filled in
   const Backend* backend = nullptr;
@@ -33,7 +37,7 @@ struct TrainPlan {
   int threads = 0;      // per rank
   int ranks = 1;        // processes training together (dist::world())
   double budget_s = 0;  // 0 for a step-count run
-  Interval eval_every, save_every;
+  Interval eval_every, save_every, core_every;
   PackMode pack = PackMode::BestFit;
   ModelConfig model;
   OptimConfig optim;  // resolved for the model

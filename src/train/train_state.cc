@@ -20,7 +20,8 @@ nlohmann::json TrainState::to_json() const {
   return {{"step", step}, {"optimizer_steps", optimizer_steps}, {"tokens", tokens}, {"lr_scale", lr_scale},
           {"loader", loader}, {"train_seconds", train_seconds}, {"recent_step_seconds", recent_step_seconds},
           {"eval_seconds", eval_seconds}, {"save_seconds", save_seconds}, {"data_seconds", data_seconds},
-          {"last_eval_at", last_eval_at}, {"last_save_at", last_save_at}, {"rollbacks", rollbacks},
+          {"last_eval_at", last_eval_at}, {"last_save_at", last_save_at}, {"core_seconds", core_seconds},
+          {"last_core_at", last_core_at}, {"rollbacks", rollbacks},
           {"metrics_lines", metrics_lines}, {"run_id", run_id}, {"tokenizer_id", tokenizer_id}};
 }
 
@@ -57,6 +58,8 @@ TrainState TrainState::from_json(const nlohmann::json& j, const std::string& nam
     s.data_seconds = seconds("data_seconds", j.at("data_seconds"));
     s.last_eval_at = seconds("last_eval_at", j.at("last_eval_at"));
     s.last_save_at = seconds("last_save_at", j.at("last_save_at"));
+    for (auto [key, field] : {std::pair{"core_seconds", &s.core_seconds}, std::pair{"last_core_at", &s.last_core_at}})
+      if (j.contains(key)) *field = seconds(key, j[key]);
     const auto& recent = j.at("recent_step_seconds");
     if (!recent.is_array() || recent.size() > kMaxRecentSteps)
       fail("%s: checkpoint state: \"recent_step_seconds\" must be a list of at most %zu durations", n, kMaxRecentSteps);

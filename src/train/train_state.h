@@ -21,6 +21,9 @@ struct TrainState {
   std::vector<double> recent_step_seconds;  // the budget's step-time predictor
   double eval_seconds = 0, save_seconds = 0, data_seconds = 0;
   double last_eval_at = 0, last_save_at = 0;  // training time of the last eval / save
+  // CORE's time (not charged) and the training time of its last evaluation; 0 in checkpoints
+  // older than these fields.
+  double core_seconds = 0, last_core_at = 0;
   int64_t rollbacks = 0;
   int64_t metrics_lines = 0;  // lines of metrics.jsonl that belong to this state
   nlohmann::json loader;      // TrainLoader::state(); the loader validates it against its data

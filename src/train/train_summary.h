@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,13 @@ struct TrainSummary {
   double wall_seconds = 0;
   size_t peak_rss_bytes = 0, estimated_memory_bytes = 0;
   std::string sample, run_dir;
+  // CORE (--core-bundle), written to summary.json only for a run with a bundle: the final
+  // evaluation ("core" is null when it failed, "core_error" says why) and the time of all of them.
+  bool core_run = false;
+  std::optional<double> core;
+  nlohmann::json core_tasks = nlohmann::json::object();  // {label: {accuracy, centered}}
+  double core_seconds = 0;
+  std::string core_error;
 
   template <class V>
   void for_each_field(V&& v) {
@@ -64,7 +72,16 @@ struct TrainSummary {
     v(sample, {.key = "sample"});
     v(run_dir, {.key = "run_dir"});
   }
-  nlohmann::json to_json() const { return fields_to_json(*this); }
+  nlohmann::json to_json() const {
+    nlohmann::json j = fields_to_json(*this);
+    if (core_run) {
+      j["core"] = core ? nlohmann::json(*core) : nlohmann::json(nullptr);
+      j["core_tasks"] = core_tasks;
+      j["core_seconds"] = core_seconds;
+      if (!core_error.empty()) j["core_error"] = core_error;
+    }
+    return j;
+  }
 };
 
 }  // namespace nt

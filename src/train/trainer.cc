@@ -117,6 +117,12 @@ TrainSummary summarize(const TrainPlan& p, TrainLoop& loop, const Peak& peak) {
   s.preset = p.cfg.shape.preset, s.device = p.cfg.device, s.kernels = p.kernels->name, s.dtype = precision_name(p.prec);
   s.eval_seconds = loop.eval_seconds(), s.data_seconds = loop.data_seconds(), s.save_seconds = loop.save_seconds();
   s.rollbacks = loop.rollbacks();
+  if (!p.cfg.core_bundle.empty()) {
+    s.core_run = true;
+    if (loop.last_core()) s.core = loop.last_core()->core, s.core_tasks = core_tasks_json(*loop.last_core());
+    s.core_seconds = loop.core_seconds();
+    s.core_error = loop.core_error();
+  }
   s.peak_rss_bytes = peak_rss_bytes();
   s.estimated_memory_bytes = p.memory.need();
   s.run_dir = p.cfg.run_dir;
@@ -142,6 +148,10 @@ TrainSummary run_training(const TrainConfig& given) {
   TrainPlan plan = plan_settings(settings(given, run, resume));
   plan.cfg.run_dir = run.dir();  // checkpoints record where they belong
   const TrainConfig& cfg = plan.cfg;
+  // A bad bundle fails here, before anything is written to the run folder. Over several ranks,
+  // rank 0 evaluates CORE alone.
+  std::optional<TrainCore> core;
+  if (!cfg.core_bundle.empty() && leader) core.emplace(cfg.core_bundle, cfg.core_max_per_task);
   if (cfg.data_dir == kDefaultDataDir && leader) ensure_default_data(cfg.quiet);
   comm.barrier();
   Dataset ds = open_dataset(cfg.data_dir);
@@ -164,6 +174,7 @@ TrainSummary run_training(const TrainConfig& given) {
   progress.print("run folder: " + run.dir() + " | " + plan_batch_line(plan));
 
   TrainLoop loop(plan, ds, run, progress, peak.gflops);
+  if (core) loop.set_core(&*core);
   if (resume) {
     loop.resume_from(*resume);
     resume.reset();  // release the checkpoint's copy of the tensors
@@ -179,6 +190,7 @@ TrainSummary run_training(const TrainConfig& given) {
   loop.add_save_seconds(since(ts));
   peak.remeasure();
   loop.evaluate();
+  if (loop.core_enabled() && loop.last_core_step() != loop.steps()) loop.evaluate_core();
   if (cfg.profile) write_profile(plan, run, progress, peak);
   std::string sample;
   double sample_seconds = 0;

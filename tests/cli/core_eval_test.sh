@@ -87,6 +87,15 @@ print(f"{n} items agree; CORE {a['core']:.6f}")
 PYEOF
 }
 check "every decision and CORE agree with the reference implementation" "agree '$TMP/core.json' '$TMP/ref.json' 180 mixed"
+"$NT" eval core --run-dir "$TMP/run" --bundle "$TMP/bundle" --max-per-task 30 --scorer fast \
+  --json "$TMP/core_fast.json" >/dev/null 2>&1
+check "--scorer fast: every decision and CORE agree with the reference implementation too" \
+  "agree '$TMP/core_fast.json' '$TMP/ref.json' 180 mixed"
+check "--scorer fast: each task's FLOPs, fewer than running every choice whole on multiple choice" "$PY -c '
+import json; j = json.load(open(\"$TMP/core_fast.json\"))
+assert all(0 < t[\"flops_run\"] <= t[\"flops_plain\"] and t[\"tokens_run\"] > 0 for t in j[\"tasks\"])
+assert any(t[\"flops_run\"] < t[\"flops_plain\"] for t in j[\"tasks\"] if t[\"type\"] == \"multiple_choice\")
+assert abs(sum(t[\"flops_run\"] for t in j[\"tasks\"]) - j[\"flops_run\"]) <= 1e-9 * j[\"flops_run\"]'"
 check "the JSON names the bundle's checksum and the model" "$PY -c '
 import json; j = json.load(open(\"$TMP/core.json\"))
 assert len(j[\"bundle\"][\"sha256\"]) == 64 and len(j[\"model\"][\"weights_sha256\"]) == 64 and j[\"model\"][\"run_id\"]'"

@@ -131,6 +131,31 @@ assert any(b.startswith(\"forward: \") for b in bars) and any(b.startswith(\"opt
 check "--peak-gflops is the MFU's peak" \
   "[ \"\$(json '$TMP/s2/summary.json' \"['peak_source']\")\" = --peak-gflops ] && [ \"\$(json '$TMP/s2/summary.json' \"['peak_gflops']\")\" = 1234.0 ]"
 
+# --- the model variants, all on: config.json names them, a resume from a checkpoint ends where the
+# straight run does, the KV-cache sampler agrees with the recompute, eval bpb agrees with PyTorch
+VARIANTS="--qk-scale 1.2 --softcap 0 --mlp gelu --tie-embeddings --resid-scalars --smear --backout --value-embeds"
+"$NT" train --data "$TMP/data" --preset tiny --steps 8 --dtype fp32 --save-every 4 --run-dir "$TMP/v1" \
+  --sample-tokens 0 --quiet $VARIANTS >/dev/null
+check "variants: config.json records them" "$PY -c 'import json; m = json.load(open(\"$TMP/v1/config.json\"))[\"model\"]; \
+assert m[\"mlp\"] == \"gelu\" and m[\"qk_scale\"] == 1.2 and m[\"softcap\"] == 0 and m[\"tie_embeddings\"] and \
+m[\"resid_scalars\"] and m[\"smear\"] and m[\"backout\"] and m[\"value_embeds\"], m'"
+cp -r "$TMP/v1" "$TMP/v2" && rm "$TMP/v2/checkpoints/step-00000008.safetensors" "$TMP/v2/summary.json"
+"$NT" train --resume "$TMP/v2" --quiet >/dev/null 2>&1
+check "variants: resumed from step 4, the same final loss" \
+  "[ \"\$(json '$TMP/v1/summary.json' \"['val_bpb']\")\" = \"\$(json '$TMP/v2/summary.json' \"['val_bpb']\")\" ]"
+a=$("$NT" sample --run-dir "$TMP/v1" --prompt "The " --max-tokens 24 --temperature 0)
+b=$("$NT" sample --run-dir "$TMP/v1" --prompt "The " --max-tokens 24 --temperature 0 --no-kv-cache)
+check "variants: sample with and without the KV cache agree" "[ -n \"\$a\" ] && [ \"\$a\" = \"\$b\" ]"
+"$NT" eval bpb --run-dir "$TMP/v1" --input "$DOC" --json >"$TMP/v_eval.json"
+$PY "$SRC/tools/torch_ref/eval_loss.py" --weights "$TMP/v1/model.safetensors" --tokens "$TMP/tokens.safetensors" \
+  --dtype float64 --ignore-target 256 >"$TMP/v_torch_eval.json"
+check "variants: eval bpb loss matches PyTorch on the same text" "$PY -c '
+import json; a = json.load(open(\"$TMP/v_eval.json\")); b = json.load(open(\"$TMP/v_torch_eval.json\"))
+assert abs(a[\"loss\"] / b[\"loss\"] - 1) < 1e-5, (a, b)'"
+expect_error "a variant bf16 lacks" "--mlp gelu: not available with --dtype bf16" "$NT" train --data "$TMP/data" \
+  --preset tiny --steps 1 --dtype bf16 --mlp gelu --run-dir "$TMP/vbf"
+check "the refused run wrote nothing" "[ ! -e '$TMP/vbf' ]"
+
 # --- bad input: one line naming the flag or file, non-zero exit
 expect_error "unknown flag" "--no-such-flag" "$NT" train --no-such-flag
 expect_error "negative budget" "--time-budget -5m" "$NT" train --data "$TMP/data" --time-budget -5m

@@ -157,6 +157,10 @@ TEST(CoreEval, AccuracyCenteredAndCoreOverTasks) {
   EXPECT_EQ(r.tasks[1].correct, 2);  // "b" (98) and "d" (100) are even
   EXPECT_DOUBLE_EQ(r.tasks[1].centered, 2.0 / 3);
   EXPECT_NEAR(r.core, (0.0 + 2.0 / 3) / 2, 1e-15);
+  // Each task's share of the scorer's work, which adds up to the whole.
+  EXPECT_GT(r.tasks[0].stats.tokens_run, 0);
+  EXPECT_GT(r.tasks[1].stats.tokens_run, 0);
+  EXPECT_EQ(r.tasks[0].stats.tokens_run + r.tasks[1].stats.tokens_run, r.stats.tokens_run);
   // Chunks of any size give the same decisions.
   o.chunk_questions = 1;
   o.on_progress = nullptr;

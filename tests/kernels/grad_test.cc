@@ -115,6 +115,47 @@ TEST(KernelGrad, Relu2) {
   EXPECT_LT(rel_err(dx, numeric_grad(x, f, w)), 1e-7);
 }
 
+TEST(KernelGrad, Gelu) {
+  Vec x = randn(50, 12, 2.0), w = randn(50, 13);
+  auto f = [&](const Vec& in) {
+    Vec y(in.size());
+    ref::gelu_fwd<double>(y.data(), in.data(), int64_t(in.size()));
+    return y;
+  };
+  Vec dx(x.size());
+  ref::gelu_bwd<double>(dx.data(), w.data(), x.data(), int64_t(x.size()));
+  EXPECT_LT(rel_err(dx, numeric_grad(x, f, w)), 1e-7);
+}
+
+TEST(KernelGrad, Swiglu) {
+  const int64_t rows = 3, f = 7;
+  Vec x = randn(rows * 2 * f, 14, 2.0), w = randn(rows * f, 15);
+  auto fwd = [&](const Vec& in) {
+    Vec y(static_cast<size_t>(rows * f));
+    ref::swiglu_fwd<double>(y.data(), in.data(), rows, f);
+    return y;
+  };
+  Vec dx(x.size());
+  ref::swiglu_bwd<double>(dx.data(), w.data(), x.data(), rows, f);
+  EXPECT_LT(rel_err(dx, numeric_grad(x, fwd, w)), 1e-7);
+}
+
+// Without the cap (0): the plain cross-entropy's gradient.
+TEST(KernelGrad, UncappedCrossEntropy) {
+  const int64_t rows = 3, V = 9;
+  Vec l = randn(rows * V, 16, 5.0);
+  std::vector<int32_t> tg = {2, 8, -1};
+  Vec w(static_cast<size_t>(rows), 1.0);
+  auto f = [&](const Vec& in) {
+    Vec z = in, losses(static_cast<size_t>(rows));
+    ref::softcap_xent<double>(z.data(), losses.data(), tg.data(), rows, V, 0.0, 0.0);
+    return losses;
+  };
+  Vec g = l, losses(static_cast<size_t>(rows));
+  ref::softcap_xent<double>(g.data(), losses.data(), tg.data(), rows, V, 0.0, 1.0);
+  EXPECT_LT(rel_err(g, numeric_grad(l, f, w)), 1e-7);
+}
+
 TEST(KernelGrad, SoftcapCrossEntropy) {
   const int64_t rows = 4, V = 11;
   Vec l = randn(rows * V, 11, 20.0);  // large logits so the soft-cap matters

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The row kernels of every CPU kernel table against the reference in double: rotary embedding
 // and the fused QK-norm, RMSNorm (with and without its bf16 copy), the soft-capped
-// cross-entropy (fp32 and bf16 gradient) and ReLU², on awkward (rows, width) shapes.
+// cross-entropy (fp32 and bf16 gradient, with and without the cap) and the MLP activations
+// (ReLU², GELU, SwiGLU), on awkward (rows, width) shapes.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -82,9 +83,9 @@ void check_rows(const KernelTable& k, int64_t rows, int64_t width) {
   EXPECT_LT(rel_err(to_f64(dxf.data(), n), dx), 1e-5) << "rmsnorm bwd " << at;
   // Cross-entropy over a vocabulary of `width`, logits reaching well into the soft-cap; row 5
   // (where there is one) is ignored. Caps 15 (the model's) and 60 (past 43.5, exp(z - cap) can
-  // fall below the exp's range: the kernels shift by the row's max instead).
-  for (const double cap : {15.0, 60.0}) {
-    const Vec logits = randn(n, 60, cap * 2.0 / 3.0);
+  // fall below the exp's range: the kernels shift by the row's max instead), and 0: no cap.
+  for (const double cap : {15.0, 60.0, 0.0}) {
+    const Vec logits = randn(n, 60, (cap > 0 ? cap : 30.0) * 2.0 / 3.0);
     std::vector<int32_t> tg(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) tg[size_t(r)] = r == 5 ? -1 : int32_t((r * 37) % width);
     Vec g = logits, losses(static_cast<size_t>(rows));
@@ -115,8 +116,35 @@ void check_rows(const KernelTable& k, int64_t rows, int64_t width) {
   EXPECT_LT(rel_err(to_f64(drf.data(), n), dr), 1e-6) << "relu2 bwd " << at;
 }
 
+// GELU over rows x width elements, and SwiGLU over rows of [gate | up] (rows, 2 width): forward
+// and backward (GELU's in place, as the model runs it).
+void check_activations(const KernelTable& k, int64_t rows, int64_t width) {
+  const std::string at = std::string(k.name) + " " + std::to_string(rows) + "x" + std::to_string(width);
+  const size_t n = size_t(rows * width);
+  Vec x = randn(n, 93, 3.0), dy = randn(n, 94), u = randn(2 * n, 95, 3.0);
+  Vec y(n), dx(n), ys(n), dus(2 * n);
+  ref::gelu_fwd<double>(y.data(), x.data(), int64_t(n));
+  ref::gelu_bwd<double>(dx.data(), dy.data(), x.data(), int64_t(n));
+  ref::swiglu_fwd<double>(ys.data(), u.data(), rows, width);
+  ref::swiglu_bwd<double>(dus.data(), dy.data(), u.data(), rows, width);
+  auto xf = to_f32(x), dyf = to_f32(dy), uf = to_f32(u);
+  std::vector<float> yf(n), ysf(n), dusf(2 * n, 7.0f);
+  k.gelu_fwd(yf.data(), xf.data(), int64_t(n));
+  k.gelu_bwd(dyf.data(), dyf.data(), xf.data(), int64_t(n));
+  k.swiglu_fwd(ysf.data(), uf.data(), rows, width);
+  auto dyf2 = to_f32(dy);
+  k.swiglu_bwd(dusf.data(), dyf2.data(), uf.data(), rows, width);
+  EXPECT_LT(rel_err(to_f64(yf.data(), n), y), 1e-6) << "gelu fwd " << at;
+  // (The vector tanh is good to about 1e-7 absolute; the derivative's x-weighted sech^2 term
+  // carries that to a few 1e-6 relative.)
+  EXPECT_LT(rel_err(to_f64(dyf.data(), n), dx), 1e-5) << "gelu bwd " << at;
+  EXPECT_LT(rel_err(to_f64(ysf.data(), n), ys), 1e-6) << "swiglu fwd " << at;
+  EXPECT_LT(rel_err(to_f64(dusf.data(), 2 * n), dus), 1e-6) << "swiglu bwd " << at;
+}
+
 class KernelRows : public test::TableCaseTest<RowsCase> {};
 TEST_P(KernelRows, RowKernelsOnShapes) { check_rows(kt(), tc().rows, tc().width); }
+TEST_P(KernelRows, ActivationsOnShapes) { check_activations(kt(), tc().rows, tc().width); }
 NT_TABLE_CASE_TESTS(Rows, KernelRows, test::row_cases());
 
 // NT_TEST_ROW_SHAPES="rows,width;..." of the caller's choice on every table this process runs.

@@ -43,6 +43,8 @@ TrainState some_state() {
   s.data_seconds = 0.125;
   s.last_eval_at = 10;
   s.last_save_at = 11;
+  s.core_seconds = 3.5;
+  s.last_core_at = 9;
   s.rollbacks = 1;
   s.metrics_lines = 9;
   s.loader = {{"kind", "stream"}, {"batches_done", 17}, {"offset", 3}};
@@ -160,6 +162,20 @@ TEST(Checkpoint, ImpossibleStateWithValidChecksumIsAnError) {
     EXPECT_NE(msg.find("forged.safetensors"), std::string::npos) << msg;
     EXPECT_NE(msg.find(c.expect), std::string::npos) << c.to << " -> " << msg;
   }
+}
+
+TEST(Checkpoint, StateWithoutCoreFieldsReads) {
+  nlohmann::json j = some_state().to_json();
+  EXPECT_EQ(TrainState::from_json(j, "ck").last_core_at, 9);
+  EXPECT_EQ(TrainState::from_json(j, "ck").core_seconds, 3.5);
+  j.erase("core_seconds");
+  j.erase("last_core_at");
+  const TrainState s = TrainState::from_json(j, "ck");
+  EXPECT_EQ(s.core_seconds, 0);
+  EXPECT_EQ(s.last_core_at, 0);
+  j["last_core_at"] = -1;
+  EXPECT_NE(test::error_of([&] { (void)TrainState::from_json(j, "ck"); }).find("\"last_core_at\" = -1"),
+            std::string::npos);
 }
 
 TEST(Checkpoint, AnotherModelsShapeIsAnError) {

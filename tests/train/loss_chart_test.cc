@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <string>
 #include <vector>
@@ -83,6 +84,29 @@ TEST(LossChart, ThinsOutLongRuns) {
   // top (the smallest y).
   const auto& raw = lines[0];
   for (size_t i = 0; i + 1 < raw.size(); ++i) EXPECT_GT(raw[i].second, raw.back().second) << i;
+}
+
+TEST(LossChart, CoreHasAPanelOfItsOwn) {
+  const std::string steps =
+      "{\"type\":\"step\",\"step\":1,\"loss\":9.0,\"train_seconds\":1.0}\n"
+      "{\"type\":\"step\",\"step\":2,\"loss\":7.0,\"train_seconds\":2.0}\n";
+  const std::string plain = loss_chart_svg(steps, "t", "s");
+  EXPECT_EQ(plain.find("class=\"core\""), std::string::npos);
+  const std::string svg = loss_chart_svg(steps +
+                                             "{\"type\":\"core\",\"step\":1,\"train_seconds\":1.0,\"core\":-0.02}\n"
+                                             "{\"type\":\"core\",\"step\":2,\"train_seconds\":2.0,\"core\":0.05}\n",
+                                         "t", "s");
+  const auto lines = polylines(svg);
+  ASSERT_EQ(lines.size(), 3u);  // the steps, their average, CORE
+  ASSERT_EQ(lines[2].size(), 2u);
+  // On the same time axis as the losses, below the loss chart, higher CORE higher up.
+  EXPECT_EQ(lines[2][0].first, lines[0][0].first);
+  EXPECT_EQ(lines[2][1].first, lines[0][1].first);
+  EXPECT_GT(lines[2][0].second, lines[2][1].second);
+  EXPECT_GT(std::min(lines[2][0].second, lines[2][1].second), std::max(lines[0][0].second, lines[0][1].second));
+  EXPECT_EQ(std::regex_search(svg, std::regex("<circle class=\"core\"[^>]*><title>step 2, 2.0 s: CORE 0.0500</title>")),
+            true);
+  EXPECT_NE(svg.find(">CORE 0.0500</text>"), std::string::npos);
 }
 
 TEST(LossChart, SaysSoWhenNothingRan) {

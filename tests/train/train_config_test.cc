@@ -85,9 +85,10 @@ TEST(TrainConfig, JsonKeysAreTheStoredOnes) {
   const std::set<std::string> want = {
       "data_dir", "run_dir", "device", "dtype", "profile", "shape", "optim", "schedule", "time_budget", "steps",
       "batch_size", "total_batch_tokens", "seed", "packing", "eval_every", "eval_tokens", "eval_batch_size", "threads",
-      "peak_gflops", "sample_tokens", "sample_prompt", "save_every", "keep_checkpoints", "on_nan"};
+      "peak_gflops", "sample_tokens", "sample_prompt", "save_every", "keep_checkpoints", "on_nan", "core_every",
+      "core_bundle", "core_max_per_task"};
   EXPECT_EQ(keys, want);
-  EXPECT_EQ(j["shape"].size(), 9u);
+  EXPECT_EQ(j["shape"].size(), 17u);  // 9 shape fields and the 8 model variants
   EXPECT_EQ(j["optim"].size(), 36u);
   EXPECT_EQ(j["schedule"].size(), 5u);
   EXPECT_TRUE(j["optim"].contains("eps"));
@@ -103,6 +104,44 @@ TEST(TrainConfig, OlderJsonWithoutDtypeOrProfileReads) {
   EXPECT_EQ(c.steps, 7);
   EXPECT_EQ(c.dtype, "");
   EXPECT_FALSE(c.profile);
+}
+
+TEST(TrainConfig, OlderJsonWithoutCoreSettingsReads) {
+  nlohmann::json j = TrainConfig().to_json();
+  for (const char* key : {"core_every", "core_bundle", "core_max_per_task"}) j.erase(key);
+  const TrainConfig c = TrainConfig::from_json(j);
+  EXPECT_EQ(c.core_every, "0");
+  EXPECT_EQ(c.core_bundle, "");
+  EXPECT_EQ(c.core_max_per_task, 500);
+}
+
+TEST(TrainConfig, CoreSettingsParseAndValidate) {
+  auto cfg = std::make_shared<TrainConfig>();
+  CLI::App app{"t"};
+  cli::add_field_options(&app, *cfg);
+  app.parse("--core-every 10m --core-bundle eval_bundle --core-max-per-task 50", false);
+  EXPECT_EQ(cfg->core_every, "10m");
+  EXPECT_EQ(cfg->core_bundle, "eval_bundle");
+  EXPECT_EQ(cfg->core_max_per_task, 50);
+  EXPECT_NO_THROW(cfg->validate());
+  EXPECT_EQ(app.get_option("--core-every")->get_group(), "Evaluation and output");
+  cfg->core_max_per_task = 0;  // every item
+  EXPECT_NO_THROW(cfg->validate());
+  TrainConfig c;
+  c.core_bundle = "eval_bundle";  // CORE at the end only
+  EXPECT_NO_THROW(c.validate());
+  const std::vector<std::pair<std::function<void(TrainConfig&)>, std::string>> cases = {
+      {[](TrainConfig& c) { c.core_every = "25"; }, "--core-every 25: needs --core-bundle"},
+      {[](TrainConfig& c) { c.core_every = "5x", c.core_bundle = "b"; }, "--core-every 5x: expected 0, a step count"},
+      {[](TrainConfig& c) { c.core_every = "-3", c.core_bundle = "b"; }, "--core-every -3: expected 0, a step count"},
+      {[](TrainConfig& c) { c.core_max_per_task = -1; }, "--core-max-per-task -1: must be >= 0"},
+  };
+  for (const auto& [set, want] : cases) {
+    TrainConfig c;
+    set(c);
+    const std::string err = error_of([&] { c.validate(); });
+    EXPECT_NE(err.find(want), std::string::npos) << "want '" << want << "', got '" << err << "'";
+  }
 }
 
 TEST(TrainConfig, MissingOrMistypedJsonIsAnError) {
@@ -153,7 +192,7 @@ TEST(TrainConfig, CommandLineOptionsComeFromTheFields) {
   CLI::App app{"t"};
   cli::add_field_options(&app, *cfg);
   std::vector<std::string> want = flags_of(*cfg);
-  EXPECT_EQ(want.size(), 74u);  // every flag of `train --help`
+  EXPECT_EQ(want.size(), 85u);  // every flag of `train --help`
   for (const auto& flag : want) EXPECT_NE(app.get_option_no_throw(flag), nullptr) << flag;
   app.parse("--rope-base 500 --muon-momentum 0.9 --quiet --warmup-frac 0.1 --batch-size 8 --on-nan rollback --seed 3",
             false);

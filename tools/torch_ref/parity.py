@@ -94,11 +94,12 @@ def load_model(path, dtype):
 
 def run(model, inputs, targets, steps, lrm, hp):
     """Returns the output tensors (still in the working dtype)."""
-    opt = GPTOptimizer(model, hp)
+    opt = GPTOptimizer(model, hp) if steps > 0 else None  # steps 0: the loss and gradients only
     params = dict(model.named_parameters())
     out, losses = {}, []
     for step in range(max(steps, 1)):  # at least one pass for the initial loss/gradient
-        opt.zero_grad()
+        for p in params.values():
+            p.grad = None
         loss = model(inputs, targets)
         loss.backward()
         if step == 0:

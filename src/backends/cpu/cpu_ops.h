@@ -61,6 +61,10 @@ void relu2_fwd(float* out, const float* inp, int64_t n);
 // threads).
 void relu2_row(float* out, const float* inp, int64_t n);
 void relu2_bwd(float* dinp, const float* dout, const float* inp, int64_t n);
+void gelu_fwd(float* out, const float* inp, int64_t n);
+void gelu_bwd(float* dinp, const float* dout, const float* inp, int64_t n);
+void swiglu_fwd(float* out, const float* inp, int64_t rows, int64_t f);
+void swiglu_bwd(float* dinp, const float* dout, const float* inp, int64_t rows, int64_t f);
 // Both cross-entropy passes fetch each line of logits this many floats (4 KiB) ahead: the
 // logits come from memory (the head's GEMM streams them past the caches), and the hardware
 // prefetchers do not keep ahead of the transcendental loop.

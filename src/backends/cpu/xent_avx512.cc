@@ -144,7 +144,11 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
 
 void xent_by_cap(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
                  float grad_scale, uint16_t* dlog) {
-  if (cap <= kXentShiftByCapMax) xent<true>(logits, losses, targets, rows, V, cap, grad_scale, dlog);
+  // No soft-cap (cap 0): xent_cpu.cc's pass, which takes that case (no tanh to save lanes on).
+  if (cap <= 0.0f) {
+    if (dlog) softcap_xent_bf16_avx2(logits, losses, targets, rows, V, cap, grad_scale, dlog);
+    else softcap_xent(logits, losses, targets, rows, V, cap, grad_scale);
+  } else if (cap <= kXentShiftByCapMax) xent<true>(logits, losses, targets, rows, V, cap, grad_scale, dlog);
   else xent<false>(logits, losses, targets, rows, V, cap, grad_scale, dlog);
 }
 

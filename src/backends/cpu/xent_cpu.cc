@@ -49,10 +49,11 @@ int64_t small_cap_pass1(float* l, int64_t V, int64_t avail, __m256 vinv, __m256 
 }
 
 // dlog == nullptr: the gradient overwrites logits (fp32); else it goes to dlog as bf16 and
-// logits is left holding the capped logits z.
+// logits is left holding the capped logits z. cap 0: no soft-cap (z = l, dz/dl = 1: inv_cap 0).
 void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap, float grad_scale,
           uint16_t* dlog) {
-  const float inv_cap = 1.0f / cap;
+  const bool capped = cap > 0.0f;
+  const float inv_cap = capped ? 1.0f / cap : 0.0f;
   const __m256 vcap = _mm256_set1_ps(cap), vinv = _mm256_set1_ps(inv_cap);
 #pragma omp parallel
   {
@@ -73,21 +74,22 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
       // shift by cap replaces the usual max pass and nothing overflows; past kXentShiftByCapMax
       // the shift is the row's max z, summed in a pass of its own.
       // Each line of logits fetched kXentPrefetchFloats ahead (cpu_ops.h says why).
-      const bool small_cap = cap <= kXentShiftByCapMax;
-      __m256 acc = _mm256_setzero_ps(), zmax = _mm256_set1_ps(-cap);
+      const bool small_cap = capped && cap <= kXentShiftByCapMax;
+      __m256 acc = _mm256_setzero_ps(), zmax = _mm256_set1_ps(capped ? -cap : -INFINITY);
       int64_t i = small_cap ? small_cap_pass1(l, V, (rows - r) * V, vinv, vcap, acc) : 0;
       for (; i + 8 <= V; i += 8) {
         if ((i & 15) == 0 && r * V + i + kXentPrefetchFloats < rows * V)
           _mm_prefetch(reinterpret_cast<const char*>(l + i + kXentPrefetchFloats), _MM_HINT_T0);
-        const __m256 z = _mm256_mul_ps(vcap, tanh8(_mm256_mul_ps(_mm256_loadu_ps(l + i), vinv)));
-        _mm256_storeu_ps(l + i, z);
+        const __m256 z =
+            capped ? _mm256_mul_ps(vcap, tanh8(_mm256_mul_ps(_mm256_loadu_ps(l + i), vinv))) : _mm256_loadu_ps(l + i);
+        if (capped) _mm256_storeu_ps(l + i, z);
         if (small_cap) acc = _mm256_add_ps(acc, exp8(_mm256_sub_ps(z, vcap)));
         else zmax = _mm256_max_ps(zmax, z);
       }
       double sum = small_cap ? hsum(acc) : 0.0;
       float shift = cap;
       for (int64_t j = i; j < V; ++j) {
-        l[j] = cap * tanh1(l[j] * inv_cap);
+        if (capped) l[j] = cap * tanh1(l[j] * inv_cap);
         if (small_cap) sum += exp1(l[j] - cap);
       }
       if (!small_cap) {

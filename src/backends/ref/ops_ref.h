@@ -173,6 +173,45 @@ void relu2_bwd(T* dinp, const T* dout, const T* inp, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dinp[i] = inp[i] > T(0) ? T(2) * inp[i] * dout[i] : T(0);
 }
 
+// GELU, tanh form (kernels.h).
+template <class T>
+void gelu_fwd(T* out, const T* inp, int64_t n) {
+  const T c = T(0.7978845608028654), a = T(0.044715);
+  for (int64_t i = 0; i < n; ++i) {
+    const T x = inp[i];
+    out[i] = T(0.5) * x * (T(1) + std::tanh(c * (x + a * x * x * x)));
+  }
+}
+
+template <class T>
+void gelu_bwd(T* dinp, const T* dout, const T* inp, int64_t n) {
+  const T c = T(0.7978845608028654), a = T(0.044715);
+  for (int64_t i = 0; i < n; ++i) {
+    const T x = inp[i], t = std::tanh(c * (x + a * x * x * x));
+    dinp[i] = dout[i] * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * c * (T(1) + T(3) * a * x * x));
+  }
+}
+
+template <class T>
+void swiglu_fwd(T* out, const T* inp, int64_t rows, int64_t f) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < f; ++j) {
+      const T g = inp[r * 2 * f + j], u = inp[r * 2 * f + f + j];
+      out[r * f + j] = g / (T(1) + std::exp(-g)) * u;
+    }
+}
+
+template <class T>
+void swiglu_bwd(T* dinp, const T* dout, const T* inp, int64_t rows, int64_t f) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < f; ++j) {
+      const T g = inp[r * 2 * f + j], u = inp[r * 2 * f + f + j], d = dout[r * f + j];
+      const T s = T(1) / (T(1) + std::exp(-g));
+      dinp[r * 2 * f + j] = d * u * s * (T(1) + g * (T(1) - s));
+      dinp[r * 2 * f + f + j] = d * g * s;
+    }
+}
+
 template <class T>
 void softcap_xent(T* logits, T* losses, const int32_t* targets, int64_t rows, int64_t V, T cap, T grad_scale) {
   std::vector<T> z(static_cast<size_t>(V));
@@ -185,7 +224,7 @@ void softcap_xent(T* logits, T* losses, const int32_t* targets, int64_t rows, in
     }
     T mx = -INFINITY;
     for (int64_t i = 0; i < V; ++i) {
-      z[i] = cap * std::tanh(l[i] / cap);
+      z[i] = cap > T(0) ? cap * std::tanh(l[i] / cap) : l[i];
       mx = std::max(mx, z[i]);
     }
     T sum = 0;
@@ -195,7 +234,7 @@ void softcap_xent(T* logits, T* losses, const int32_t* targets, int64_t rows, in
     if (grad_scale != T(0))
       for (int64_t i = 0; i < V; ++i) {
         const T p = std::exp(z[i] - lse) - (i == targets[r] ? T(1) : T(0));
-        const T t = z[i] / cap;
+        const T t = cap > T(0) ? z[i] / cap : T(0);
         l[i] = grad_scale * p * (T(1) - t * t);
       }
   }

@@ -77,6 +77,7 @@ CoreResult evaluate_core(const CoreBundle& bundle, const Tokenizer& tok, int max
   for (size_t ti = 0; ti < bundle.tasks.size(); ++ti) {
     const CoreTask& task = bundle.tasks[ti];
     const auto t0 = std::chrono::steady_clock::now();
+    const ScorerStats stats0 = scorer.stats();
     CoreTaskResult tr;
     tr.label = task.label;
     tr.type = task.type;
@@ -111,6 +112,9 @@ CoreResult evaluate_core(const CoreBundle& bundle, const Tokenizer& tok, int max
     tr.accuracy = double(tr.correct) / double(tr.items);
     tr.centered = centered_accuracy(tr.accuracy, tr.baseline);
     tr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const ScorerStats stats1 = scorer.stats();
+    tr.stats = {stats1.tokens_run - stats0.tokens_run, stats1.flops_run - stats0.flops_run,
+                stats1.flops_plain - stats0.flops_plain};
     r.examples += tr.items;
     r.tasks.push_back(std::move(tr));
   }

@@ -21,7 +21,7 @@ struct CoreEvalOptions {
   // After each chunk of questions: the task, items done in it, its items, and over all tasks.
   std::function<void(const std::string& task, int64_t done, int64_t total, int64_t all_done, int64_t all_total)>
       on_progress;
-  int chunk_questions = 64;  // questions handed to the scorer at once
+  int chunk_questions = 256;  // questions handed to the scorer at once (enough to keep its batches full)
 };
 
 // The decision on one item (its position after the shuffle and cut).
@@ -38,6 +38,7 @@ struct CoreTaskResult {
   int64_t items = 0, correct = 0, skipped = 0;
   double accuracy = 0, centered = 0, baseline = 0;  // baseline in percent
   double seconds = 0;
+  ScorerStats stats;  // the scorer's work on this task's items
   std::vector<CoreDecision> decisions;
 };
 

@@ -44,9 +44,15 @@ double plain_flops(const ModelConfig& c, int64_t n) {
 
 }  // namespace
 
+bool FastScorer::supports(const ModelConfig& c) {
+  return c.qk_scale == 1.0 && c.softcap > 0 && c.mlp == "relu2" && !c.tie_embeddings && !c.resid_scalars && !c.smear &&
+         !c.backout && !c.value_embeds;
+}
+
 FastScorer::FastScorer(Gpt& model, int64_t max_rows)
     : model_(model), max_rows_(std::max<int64_t>(max_rows, model.config().seq_len)) {
   const ModelConfig& c = model.config();
+  if (!supports(c)) fail("the fast CORE scorer does not compute model variants yet; use --scorer plain");
   fwd_ = std::make_unique<SegmentForward>(c, model.params().views(), model.kernels(), model.rope_cos(),
                                           model.rope_sin(), max_rows_);
   const int64_t chunk = head_rows(c.vocab_size);
