@@ -129,21 +129,25 @@ TrainSummary summarize(const TrainPlan& p, TrainLoop& loop, const Peak& peak) {
   return s;
 }
 
+// The folder is claimed first (its lock), so that nothing reads or writes it while another
+// process does. Over several ranks, rank 0 claims and writes it; the others only know its name.
+RunFolder claim_run_folder(const TrainConfig& given, dist::Comm& comm) {
+  std::string dir = !given.resume.empty() ? given.resume : !given.run_dir.empty() ? given.run_dir : default_run_dir();
+  dist::broadcast_string(comm, dir);
+  return RunFolder(dir, comm.rank() != 0       ? RunMode::kFollower
+                        : !given.resume.empty() ? RunMode::kResume
+                        : given.overwrite       ? RunMode::kOverwrite
+                                                : RunMode::kNew);
+}
+
 }  // namespace
 
 TrainSummary run_training(const TrainConfig& given) {
   const auto wall0 = Clock::now();
   if (!given.resume.empty() && given.overwrite) fail("--overwrite: cannot be combined with --resume");
-  // The folder is claimed first (its lock), so that nothing reads or writes it while another
-  // process does. Over several ranks, rank 0 claims and writes it; the others only know its name.
   dist::Comm& comm = dist::world();
   const bool leader = comm.rank() == 0;
-  std::string dir = !given.resume.empty() ? given.resume : !given.run_dir.empty() ? given.run_dir : default_run_dir();
-  dist::broadcast_string(comm, dir);
-  RunFolder run(dir, !leader                 ? RunMode::kFollower
-                     : !given.resume.empty() ? RunMode::kResume
-                     : given.overwrite       ? RunMode::kOverwrite
-                                             : RunMode::kNew);
+  RunFolder run = claim_run_folder(given, comm);
   std::optional<CheckpointData> resume;
   TrainPlan plan = plan_settings(settings(given, run, resume));
   plan.cfg.run_dir = run.dir();  // checkpoints record where they belong
