@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/field_options.h"
 #include "core/check.h"
+#include "dist/comm.h"
 #include "train/train_config.h"
 #include "train/trainer.h"
 
@@ -45,9 +46,10 @@ void add_train_command(CLI::App& app) {
   c->callback([cfg, c] {
     if (!cfg->resume.empty()) check_resume_flags(*c, *cfg);
     try {
-      print_summary(run_training(*cfg));
+      const TrainSummary s = run_training(*cfg);
+      if (dist::world().rank() == 0) print_summary(s);  // over several ranks, rank 0 speaks
     } catch (const Interrupted& stop) {
-      std::fprintf(stderr, "nanotrain: %s\n", stop.message.c_str());
+      if (dist::world().rank() == 0) std::fprintf(stderr, "nanotrain: %s\n", stop.message.c_str());
       throw ExitCode{128 + stop.signal};
     }
   });

@@ -5,9 +5,11 @@
 #include "cli/commands.h"
 #include "core/check.h"
 #include "core/system.h"
+#include "dist/comm.h"
 
-int main(int argc, char** argv) {
-  nt::keep_freed_memory();
+namespace {
+
+int run_app(int argc, char** argv) {
   CLI::App app{"nanotrain: train small GPT models from scratch under a wall-clock budget"};
   nt::cli::add_all_commands(app);
   try {
@@ -35,4 +37,22 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  nt::keep_freed_memory();
+  const int rc = run_app(argc, argv);
+  // An error on one rank of a job over several processes ends them all (the others would wait
+  // for it); a finished or interrupted job, where every rank stops at the same step, ends cleanly.
+  if (rc == 1 || rc == 2) nt::dist::abort_job(rc);
+  try {
+    nt::dist::finalize();
+  } catch (const nt::Error& e) {
+    std::fprintf(stderr, "nanotrain: error: %s\n", e.what());
+    nt::dist::abort_job(1);
+    return 1;
+  }
+  return rc;
 }

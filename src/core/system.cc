@@ -97,7 +97,7 @@ std::string CpuFeatures::describe() const {
   return s.empty() ? "none" : s;
 }
 
-int setup_threads(int threads) {
+int setup_threads(int threads, int slot, int slots) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   std::vector<int> cpus;
@@ -112,7 +112,16 @@ int setup_threads(int threads) {
   const int cores = std::max<int>(1, int(cpus.size()));
   if (threads > 4 * cores)
     fail("--threads %d: at most %d (4 per core; this process may use %d)", threads, 4 * cores, cores);
-  if (threads == 0) threads = omp_get_max_threads();
+  // Ranks launched unbound all see every core: each takes its own share (OMP_NUM_THREADS wins).
+  const bool share = slots > 1 && long(cpus.size()) >= sysconf(_SC_NPROCESSORS_ONLN);
+  const int per_slot = std::max(1, cores / std::max(slots, 1));
+  if (threads == 0) threads = share && !std::getenv("OMP_NUM_THREADS") ? per_slot : omp_get_max_threads();
+  if (share) {
+    // Its own cores; with more processes than cores, a core shared with as few others as possible.
+    const size_t first = cores >= slots ? size_t(slot % slots) * size_t(per_slot) : size_t(slot % cores);
+    std::rotate(cpus.begin(), cpus.begin() + std::ptrdiff_t(first), cpus.end());
+    cpus.resize(std::min(cpus.size(), size_t(per_slot)));
+  }
   omp_set_num_threads(threads);
   if (!cpus.empty() && threads <= int(cpus.size())) {
 #pragma omp parallel num_threads(threads)

@@ -22,8 +22,10 @@ struct CpuFeatures {
 CpuFeatures cpu_features();
 // Sets the OpenMP thread count (0 = all cores; more than 4 per usable core, or negative, is an
 // nt::Error naming --threads) and pins each thread to one core, which keeps
-// the kernel from parking both threads on one core. Returns the count used.
-int setup_threads(int threads);
+// the kernel from parking both threads on one core. Returns the count used. With `slots`
+// processes sharing this machine's cores (ranks of one job), process `slot` takes its own
+// 1/slots of the cores by default, unless its launcher already bound it to fewer than all.
+int setup_threads(int threads, int slot = 0, int slots = 1);
 std::string hostname();
 // Makes the C allocator keep freed memory for reuse instead of returning it to the kernel: large
 // blocks come from the heap rather than from a fresh mmap each time, and the heap is not trimmed.

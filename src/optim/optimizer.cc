@@ -254,11 +254,16 @@ void Optimizer::muon_step(ParamArena& params, const ParamArena& grads, const Muo
     if (e) std::rethrow_exception(e);
 }
 
+void Optimizer::set_owned(const std::vector<bool>& owned) {
+  owned_ = owned;
+  for (auto& list : work_) std::erase_if(list, [&](size_t i) { return !owned_[i]; });
+}
+
 void Optimizer::step(ParamArena& params, const ParamArena& grads, double lrm, double progress, double warmdown) {
   ++t_;
   for (size_t i = 0; i < params.specs.size(); ++i) {
     const auto& s = params.specs[i];
-    if (s.group == ParamGroup::kMatrix) continue;
+    if (s.group == ParamGroup::kMatrix || (!owned_.empty() && !owned_[i])) continue;
     profile::Zone zone(profile::kAdamW);
     const AdamGroup a = cfg_.adam_group(s.group);
     const float bc1 = float(1.0 - std::pow(a.beta1, double(t_)));

@@ -42,6 +42,9 @@ class Optimizer {
   // Threads that orthogonalise matrices side by side (1: one matrix at a time, each GEMM on every
   // thread; chosen when the matrices do not split evenly among the threads).
   int muon_threads() const { return int(work_.size()); }
+  // Over several ranks: step() updates only the tensors marked here (indices of the parameter
+  // table); the other tensors' owners update them and send the results.
+  void set_owned(const std::vector<bool>& owned);
 
  private:
   // One thread's Newton-Schulz scratch: x, y (rows * cols), a, b (the smaller side squared).
@@ -64,6 +67,7 @@ class Optimizer {
   Buffer<float> m_, v_;
   std::vector<MuonScratch> scratch_;      // one per entry of work_
   std::vector<std::vector<size_t>> work_;  // per thread: the parameter indices of its matrices
+  std::vector<bool> owned_;                // empty: every tensor
 };
 
 // Newton-Schulz orthogonalisation of x (rows, cols) in place, rows <= cols required; y is

@@ -82,7 +82,9 @@ std::string stored_run_id(const std::string& config_path) {
 
 }  // namespace
 
-RunFolder::RunFolder(std::string dir, RunMode mode) : dir_(std::move(dir)), resume_(mode == RunMode::kResume) {
+RunFolder::RunFolder(std::string dir, RunMode mode)
+    : dir_(std::move(dir)), resume_(mode == RunMode::kResume), follower_(mode == RunMode::kFollower) {
+  if (follower_) return;
   std::error_code ec;
   if (resume_ && !fs::is_directory(dir_, ec)) fail("--resume %s: no such run folder (no checkpoints to resume)", dir_.c_str());
   if (fs::exists(fs::symlink_status(dir_, ec)) && !fs::is_directory(fs::symlink_status(dir_, ec)))
@@ -139,21 +141,22 @@ void RunFolder::release() {
 
 std::string RunFolder::file(const char* name) const { return (fs::path(dir_) / name).string(); }
 
-std::string RunFolder::save_tokenizer(const Tokenizer& tok) const { return tok.save_to_dir(dir_); }
+std::string RunFolder::save_tokenizer(const Tokenizer& tok) const { return follower_ ? "" : tok.save_to_dir(dir_); }
 
 void RunFolder::write_json(const std::string& path, const nlohmann::json& j) const {
-  write_file_atomic(path, j.dump(2) + "\n");
+  if (!follower_) write_file_atomic(path, j.dump(2) + "\n");
 }
 
-void RunFolder::write_text(const std::string& path, const std::string& text) const { write_file_atomic(path, text); }
+void RunFolder::write_text(const std::string& path, const std::string& text) const {
+  if (!follower_) write_file_atomic(path, text);
+}
 
 void RunFolder::open_metrics(int64_t keep_lines) {
   const std::string path = metrics_path();
   metrics_lines_ = 0;
-  if (resume_) {
-    metrics_lines_ = keep_lines;
-    truncate_lines(path, keep_lines);
-  }
+  if (resume_ || follower_) metrics_lines_ = keep_lines;
+  if (follower_) return;
+  if (resume_) truncate_lines(path, keep_lines);
   // Never through a link into somebody else's file, never into a FIFO or a device.
   refuse_non_regular(path);
   metrics_fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (resume_ ? O_APPEND : O_TRUNC), 0644);
@@ -161,6 +164,10 @@ void RunFolder::open_metrics(int64_t keep_lines) {
 }
 
 void RunFolder::log_metric(const nlohmann::json& j) {
+  if (follower_) {
+    ++metrics_lines_;
+    return;
+  }
   const std::string line = j.dump() + "\n";
   for (size_t done = 0; done < line.size();) {
     const ssize_t n = ::write(metrics_fd_, line.data() + done, line.size() - done);

@@ -31,7 +31,9 @@ namespace nt {
 inline constexpr const char* kConfigFile = "config.json";
 inline constexpr const char* kWeightsFile = "model.safetensors";
 
-enum class RunMode { kNew, kOverwrite, kResume };
+// kFollower: a rank other than 0 of a job over several processes; it knows the folder's name
+// but neither claims nor writes it (every writing call is a no-op), since rank 0 does.
+enum class RunMode { kNew, kOverwrite, kResume, kFollower };
 
 class RunFolder {
  public:
@@ -45,6 +47,7 @@ class RunFolder {
   RunFolder& operator=(const RunFolder&) = delete;
 
   const std::string& dir() const { return dir_; }
+  bool writer() const { return !follower_; }
   const std::string& run_id() const { return run_id_; }  // "" for a run older than run ids
   std::string file(const char* name) const;  // a path inside the folder
   std::string config_path() const { return file(kConfigFile); }
@@ -73,14 +76,16 @@ class RunFolder {
   // The newest checkpoint that verifies (warning about invalid ones it skips); one written by
   // another run (its run id) is an error.
   CheckpointData newest_valid_checkpoint() const;
-  void prune_checkpoints(int keep) const { nt::prune_checkpoints(dir_, keep); }
+  void prune_checkpoints(int keep) const {
+    if (!follower_) nt::prune_checkpoints(dir_, keep);
+  }
 
  private:
   void claim(RunMode mode, bool lock_was_there);  // the checks after the lock is taken
   void release();            // closes the files and the lock, and removes a folder left empty
 
   std::string dir_;
-  bool resume_, created_ = false;
+  bool resume_, follower_, created_ = false;
   int lock_fd_ = -1;
   std::string run_id_;
   int metrics_fd_ = -1;

@@ -9,6 +9,7 @@
 #include "core/duration.h"
 #include "core/sha256.h"
 #include "profile/profile.h"
+#include "train/ranks.h"
 #include "train/trainer.h"
 
 namespace nt {
@@ -53,7 +54,15 @@ TrainLoop::TrainLoop(const TrainPlan& plan, const Dataset& ds, RunFolder& run, T
       val_(ds.val, plan.eval_B, plan.T, uint64_t(plan.cfg.eval_tokens)),
       inputs_(size_t(int64_t(plan.B) * plan.T)),
       targets_(size_t(int64_t(plan.B) * plan.T)),
-      budget_(plan.budget_s) {}
+      budget_(plan.budget_s) {
+  // Over several ranks the optimizer is sharded: each rank updates the tensors it owns.
+  if (comm_.size() > 1) {
+    owners_ = tensor_owners(model_.params().specs, comm_.size());
+    std::vector<bool> mine(owners_.size());
+    for (size_t i = 0; i < owners_.size(); ++i) mine[i] = owners_[i] == comm_.rank();
+    opt_.set_owned(mine);
+  }
+}
 
 void TrainLoop::restore(const CheckpointData& ck) {
   if (!ck.state.tokenizer_id.empty() && ck.state.tokenizer_id != to_hex(tok_.identity()))
@@ -111,6 +120,15 @@ TrainState TrainLoop::state() const {
 }
 
 void TrainLoop::save() {
+  // Checkpoints hold the whole optimizer state: each tensor's from its owner.
+  if (!owners_.empty()) {
+    share_from_owners(comm_, model_.params(), opt_.m().data(), owners_);
+    share_from_owners(comm_, model_.params(), opt_.v().data(), owners_);
+  }
+  if (!run_.writer()) {  // rank 0 writes the checkpoint for every rank
+    last_saved_step_ = step_;
+    return;
+  }
   profile::Zone zone(profile::kCheckpoint);
   const auto ts = Clock::now();
   last_save_at_ = budget_.used();
@@ -123,6 +141,7 @@ void TrainLoop::save() {
 }
 
 void TrainLoop::evaluate() {
+  if (comm_.rank() != 0) return;  // over several ranks, rank 0 evaluates alone
   profile::Zone zone(profile::kEval);
   last_eval_ = evaluate_bpb(model_, val_, tok_, plan_.eval_B, plan_.T);
   eval_seconds_ += last_eval_.seconds;
@@ -161,11 +180,14 @@ void TrainLoop::evaluate_core() {
 void TrainLoop::on_non_finite(const std::string& what) {
   const auto ckpts = run_.checkpoints();
   const std::string last_good = ckpts.empty() ? "none" : ckpts.front();
-  if (cfg_.on_nan == "rollback" && !ckpts.empty() && rollbacks_ < 3) {
+  // Rank 0 sees the checkpoints; every rank follows its choice.
+  int32_t roll = cfg_.on_nan == "rollback" && !ckpts.empty() && rollbacks_ < 3;
+  if (comm_.size() > 1) comm_.broadcast(&roll, sizeof roll, 0);
+  if (roll) {
     // The rollback count and the halved scale outlive the restore (the checkpoint is older).
     const double scale = opt_.lr_scale();
     const int64_t bad_step = step_, done = rollbacks_;
-    restore(run_.newest_valid_checkpoint());
+    restore(shared_checkpoint(comm_, run_));
     rollbacks_ = done + 1;
     opt_.set_lr_scale(scale * 0.5);
     progress_.print(strf("step %lld: %s; rolled back to step %lld with learning rates x%.3g", (long long)bad_step,
@@ -189,6 +211,10 @@ bool TrainLoop::step(double progress) {
   std::optional<profile::Zone> step_zone(std::in_place, profile::kStep);
   double loss = 0;
   const int64_t accum = cfg_.schedule.micro_batches(progress, plan_.accum);
+  const int64_t ranks = comm_.size(), first = comm_.rank() * accum / ranks, end = first + accum / ranks;
+  if (accum % ranks != 0)
+    fail("step %lld: %lld micro-batches do not divide among %lld ranks", (long long)step_, (long long)accum,
+         (long long)ranks);
   for (int64_t a = 0; a < accum; ++a) {
     const auto td = Clock::now();
     {
@@ -196,9 +222,17 @@ bool TrainLoop::step(double progress) {
       loader_.next(inputs_.data(), targets_.data());
     }
     data_seconds_ += since(td);
+    // Every rank reads every micro-batch, so that the loader's position is one process's; it
+    // computes only its own share [first, end).
+    if (a < first || a >= end) continue;
     // The first micro-batch overwrites the gradients, the rest add to them.
-    loss += model_.forward_backward(inputs_.data(), targets_.data(), plan_.B, plan_.T, 1.0 / double(accum), a > 0) /
+    loss += model_.forward_backward(inputs_.data(), targets_.data(), plan_.B, plan_.T, 1.0 / double(accum), a > first) /
             double(accum);
+  }
+  if (ranks > 1) {
+    ParamArena& g = model_.grads();
+    comm_.allreduce_sum(g.data.data(), g.numel());
+    comm_.allreduce_sum(&loss, 1);
   }
   double grad_norm = 0;
   const std::string bad = first_bad_gradient(*plan_.kernels, model_.grads(), &grad_norm);
@@ -210,6 +244,7 @@ bool TrainLoop::step(double progress) {
   {
     profile::Zone zone(profile::kOptimizer);
     opt_.step(model_.params(), model_.grads(), lrm, progress, cfg_.schedule.warmdown_done(progress));
+    if (!owners_.empty()) share_from_owners(comm_, model_.params(), model_.params().data.data(), owners_);
   }
   step_zone.reset();
   const double dt = since(t0);
@@ -242,15 +277,23 @@ void TrainLoop::run() {
   signals_.emplace();
   if (cfg_.profile) profile::enable(true);
   for (;;) {
-    if (const int sig = StopSignals::requested()) stop(sig);
-    const bool last = cfg_.steps > 0 ? step_ >= cfg_.steps : (step_ > 0 && budget_.next_step_would_overrun());
-    if (last) break;
-    if (plan_.eval_every.due(step_, budget_.used(), last_eval_at_) && last_eval_at_ < budget_.used()) evaluate();
-    if (core_ && plan_.core_every.due(step_, budget_.used(), last_core_at_) && last_core_at_ < budget_.used())
-      evaluate_core();
-    if (plan_.save_every.due(step_, budget_.used(), last_save_at_)) save_if_new();
-    const double progress_frac = cfg_.steps > 0 ? double(step_) / double(cfg_.steps) : budget_.progress();
-    step(progress_frac);
+    // Rank 0's clock and signals decide for every rank, so that all stop at the same step.
+    StepDecision d;
+    if (comm_.rank() == 0) {
+      d.stop_signal = StopSignals::requested();
+      d.finished = cfg_.steps > 0 ? step_ >= cfg_.steps : (step_ > 0 && budget_.next_step_would_overrun());
+      d.evaluate = plan_.eval_every.due(step_, budget_.used(), last_eval_at_) && last_eval_at_ < budget_.used();
+      d.core = core_ && plan_.core_every.due(step_, budget_.used(), last_core_at_) && last_core_at_ < budget_.used();
+      d.save = plan_.save_every.due(step_, budget_.used(), last_save_at_);
+      d.progress = cfg_.steps > 0 ? double(step_) / double(cfg_.steps) : budget_.progress();
+    }
+    share_decision(comm_, d);
+    if (d.stop_signal) stop(d.stop_signal);
+    if (d.finished) break;
+    if (d.evaluate) evaluate();
+    if (d.core) evaluate_core();
+    if (d.save) save_if_new();
+    step(d.progress);
   }
   progress_.finish();
 }

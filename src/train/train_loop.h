@@ -11,6 +11,7 @@
 
 #include "data/dataset.h"
 #include "data/loader.h"
+#include "dist/comm.h"
 #include "eval/bpb.h"
 #include "model/gpt.h"
 #include "optim/optimizer.h"
@@ -98,6 +99,11 @@ class TrainLoop {
   double core_seconds_ = 0, last_core_at_ = 0;
   std::string core_error_;
   std::optional<StopSignals> signals_;
+  // The job's ranks: each computes its share of a step's micro-batches, the gradients are summed,
+  // each rank updates the tensors it owns and sends them to the others; rank 0 decides,
+  // evaluates and writes.
+  dist::Comm& comm_ = dist::world();
+  std::vector<int> owners_;  // over several ranks: the rank updating each parameter tensor
 };
 
 }  // namespace nt

@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "core/duration.h"
 #include "core/system.h"
+#include "dist/comm.h"
 
 namespace nt {
 
@@ -29,7 +30,9 @@ TrainPlan plan_settings(const TrainConfig& cfg) {
   p.kernels = &p.backend->kernels();
   p.prec = cfg.dtype.empty() ? p.backend->default_precision() : parse_precision(cfg.dtype.c_str());
   p.machine = p.backend->describe();
-  p.threads = setup_threads(cfg.threads);
+  const dist::Comm& comm = dist::world();
+  p.ranks = comm.size();
+  p.threads = setup_threads(cfg.threads, comm.local_rank(), comm.local_size());
   return p;
 }
 
@@ -48,6 +51,9 @@ void plan_model(TrainPlan& p, const Tokenizer& tok) {
     fail("--total-batch-tokens %lld: must be a multiple of --batch-size x seq_len = %lld", (long long)p.step_tokens,
          (long long)micro_tokens);
   p.accum = p.step_tokens / micro_tokens;
+  if (p.accum % p.ranks != 0)
+    fail("--total-batch-tokens %lld: its %lld micro-batches of --batch-size x seq_len do not divide among %d ranks",
+         (long long)p.step_tokens, (long long)p.accum, p.ranks);
   p.optim = cfg.optim;
   p.optim.resolve(mc.d_model);
   p.optim.bf16_newton_schulz = p.prec == Precision::kBf16;
@@ -93,12 +99,13 @@ nlohmann::json config_json(const TrainPlan& p, const std::string& run_id, const 
           {"grad_accum_steps", p.accum}, {"seed", cfg.seed}, {"packing", cfg.packing},
           {"eval_every", cfg.eval_every}, {"eval_tokens", cfg.eval_tokens}, {"eval_batch_size", p.eval_B},
           {"save_every", cfg.save_every}, {"keep_checkpoints", cfg.keep_checkpoints}, {"on_nan", cfg.on_nan},
-          {"threads", p.threads}, {"peak_gflops", peak_gflops}, {"flags", cfg.to_json()}};
+          {"threads", p.threads}, {"ranks", p.ranks}, {"peak_gflops", peak_gflops}, {"flags", cfg.to_json()}};
 }
 
 std::string plan_device_line(const TrainPlan& p) {
-  return strf("nanotrain %s | device %s (%s) | %s | cpu features: %s | threads %d", NT_VERSION, p.cfg.device.c_str(),
-              p.kernels->name, precision_name(p.prec), p.machine.c_str(), p.threads);
+  return strf("nanotrain %s | device %s (%s) | %s | cpu features: %s | threads %d%s", NT_VERSION, p.cfg.device.c_str(),
+              p.kernels->name, precision_name(p.prec), p.machine.c_str(), p.threads,
+              p.ranks > 1 ? strf(" x %d ranks", p.ranks).c_str() : "");
 }
 
 std::string plan_model_line(const TrainPlan& p) {

@@ -34,7 +34,8 @@ struct TrainPlan {
   const Backend* backend = nullptr;
   const KernelTable* kernels = nullptr;
   Precision prec = Precision::kFp32;
-  int threads = 0;
+  int threads = 0;      // per rank
+  int ranks = 1;        // processes training together (dist::world())
   double budget_s = 0;  // 0 for a step-count run
   Interval eval_every, save_every, core_every;
   PackMode pack = PackMode::BestFit;

@@ -19,6 +19,7 @@
 #include "train/default_data.h"
 #include "train/loss_chart.h"
 #include "train/progress.h"
+#include "train/ranks.h"
 #include "train/run_folder.h"
 #include "train/train_loop.h"
 #include "train/train_plan.h"
@@ -34,7 +35,7 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 // the per-invocation ones, such as --threads, taken from the command line).
 TrainConfig settings(const TrainConfig& given, const RunFolder& run, std::optional<CheckpointData>& resume) {
   if (given.resume.empty()) return given;
-  resume = run.newest_valid_checkpoint();
+  resume = shared_checkpoint(dist::world(), run);
   TrainConfig cfg = TrainConfig::from_json(resume->train);
   copy_fields_if(cfg, given, [](const FieldInfo& f) { return f.resume_may_change; });
   cfg.run_dir = given.resume;
@@ -128,33 +129,41 @@ TrainSummary summarize(const TrainPlan& p, TrainLoop& loop, const Peak& peak) {
   return s;
 }
 
+// The folder is claimed first (its lock), so that nothing reads or writes it while another
+// process does. Over several ranks, rank 0 claims and writes it; the others only know its name.
+RunFolder claim_run_folder(const TrainConfig& given, dist::Comm& comm) {
+  std::string dir = !given.resume.empty() ? given.resume : !given.run_dir.empty() ? given.run_dir : default_run_dir();
+  dist::broadcast_string(comm, dir);
+  return RunFolder(dir, comm.rank() != 0       ? RunMode::kFollower
+                        : !given.resume.empty() ? RunMode::kResume
+                        : given.overwrite       ? RunMode::kOverwrite
+                                                : RunMode::kNew);
+}
+
 }  // namespace
 
 TrainSummary run_training(const TrainConfig& given) {
   const auto wall0 = Clock::now();
   if (!given.resume.empty() && given.overwrite) fail("--overwrite: cannot be combined with --resume");
-  // The folder is claimed first (its lock), so that nothing reads or writes it while another
-  // process does.
-  RunFolder run(!given.resume.empty()    ? given.resume
-                : !given.run_dir.empty() ? given.run_dir
-                                         : default_run_dir(),
-                !given.resume.empty() ? RunMode::kResume
-                : given.overwrite     ? RunMode::kOverwrite
-                                      : RunMode::kNew);
+  dist::Comm& comm = dist::world();
+  const bool leader = comm.rank() == 0;
+  RunFolder run = claim_run_folder(given, comm);
   std::optional<CheckpointData> resume;
   TrainPlan plan = plan_settings(settings(given, run, resume));
   plan.cfg.run_dir = run.dir();  // checkpoints record where they belong
   const TrainConfig& cfg = plan.cfg;
-  // A bad bundle fails here, before anything is written to the run folder.
+  // A bad bundle fails here, before anything is written to the run folder. Over several ranks,
+  // rank 0 evaluates CORE alone.
   std::optional<TrainCore> core;
-  if (!cfg.core_bundle.empty()) core.emplace(cfg.core_bundle, cfg.core_max_per_task);
-  if (cfg.data_dir == kDefaultDataDir) ensure_default_data(cfg.quiet);
+  if (!cfg.core_bundle.empty() && leader) core.emplace(cfg.core_bundle, cfg.core_max_per_task);
+  if (cfg.data_dir == kDefaultDataDir && leader) ensure_default_data(cfg.quiet);
+  comm.barrier();
   Dataset ds = open_dataset(cfg.data_dir);
   const Tokenizer& tok = *ds.tokenizer;
   plan_model(plan, tok);
   if (resume && resume->model.to_json() != plan.model.to_json())
     fail("%s: the checkpoint's model shape differs from its run's configuration", resume->path.c_str());
-  TrainProgress progress(cfg.quiet);
+  TrainProgress progress(cfg.quiet || !leader);
   progress.print(plan_device_line(plan));
   progress.print(plan_model_line(plan));
   progress.print(plan_memory_line(plan));
@@ -176,7 +185,9 @@ TrainSummary run_training(const TrainConfig& given) {
   }
   loop.run();
   // The trained model is on disk (a checkpoint and the weights) before anything else can fail.
+  // Every rank takes part in the checkpoint (it gathers the sharded optimizer state).
   loop.save_if_new();
+  if (!leader) return TrainSummary{};  // rank 0 evaluates and writes the run's last files
   const auto ts = Clock::now();
   save_weights(run.weights_path(), plan.model, loop.model().params(),
                {{"tokenizer", tok_spec}, {"tokenizer_id", to_hex(tok.identity())}});

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// What the ranks of a job over several processes share: rank 0 reads and decides, the others
+// receive (they need not see the same file system, nor the same clock).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dist/comm.h"
+#include "train/checkpoint.h"
+#include "train/run_folder.h"
+
+namespace nt {
+
+// The run's newest valid checkpoint, read by rank 0 and sent whole to every other rank.
+CheckpointData shared_checkpoint(dist::Comm& c, const RunFolder& run);
+
+// What rank 0 decided before a step; every rank acts on the same decision.
+struct StepDecision {
+  int32_t stop_signal = 0;  // a stop was requested (SIGINT / SIGTERM)
+  int32_t finished = 0;     // the budget or the step count is used
+  int32_t evaluate = 0, core = 0, save = 0;
+  double progress = 0;  // the schedules' position
+};
+void share_decision(dist::Comm& c, StepDecision& d);
+
+// The rank that updates each parameter tensor (the sharded optimizer): matrices spread by their
+// Newton-Schulz work, the other tensors by size, each to the least loaded rank so far.
+std::vector<int> tensor_owners(const std::vector<ParamSpec>& specs, int ranks);
+// Each tensor's part of `data` (laid out as the parameters: weights, or optimizer state) copied
+// from its owner to every rank.
+void share_from_owners(dist::Comm& c, const ParamArena& layout, float* data, const std::vector<int>& owners);
+
+}  // namespace nt

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Training over several processes (mpirun) equals training in one: 20 fp32 steps in 1 process,
+# in 2 ranks and in 3 ranks give the same losses (within 1e-6 relative); a 2-rank run resumed in
+# one process, and a 1-process run resumed over 2 ranks, continue as the uninterrupted run did.
+# A rank killed mid-run ends the whole job quickly with a non-zero exit, and the run resumes from
+# its last checkpoint; SIGTERM stops every rank at one step. Skipped (77) where mpirun cannot
+# start two processes.
+# usage: mpi_test.sh NANOTRAIN WORK_DIR
+set -u
+NT=$1 TMP=$2
+rm -rf "$TMP" && mkdir -p "$TMP"
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+
+command -v mpirun >/dev/null || { echo "skip: no mpirun"; exit 77; }
+# OpenMPI refuses root unless told, and by default refuses more ranks than cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIRUN=(mpirun --oversubscribe --bind-to none)
+[ "$(id -u)" -eq 0 ] && MPIRUN+=(--allow-run-as-root)
+"${MPIRUN[@]}" -np 2 true >/dev/null 2>&1 || { echo "skip: mpirun cannot start 2 processes here"; exit 77; }
+
+"$NT" data prepare --input /usr/share/common-licenses --out "$TMP/data" >/dev/null
+# 6 micro-batches of 2 x 64 tokens a step: they divide among 1, 2 and 3 ranks, not among 4.
+BASE=(--data "$TMP/data" --preset tiny --dtype fp32 --threads 1 --batch-size 2 --total-batch-tokens 768
+      --sample-tokens 0 --keep-checkpoints 5 --quiet)
+RUN=("${BASE[@]}" --steps 20 --save-every 10)
+
+# The step losses of a run folder, one a line.
+losses() { python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    j = json.loads(l)
+    if j["type"] == "step": print(repr(j["loss"]))' "$1/metrics.jsonl"; }
+# The largest relative difference between two runs' losses ("inf" when the step counts differ).
+max_rel() { python3 -c 'import sys
+a = open(sys.argv[1]).read().split(); b = open(sys.argv[2]).read().split()
+print(max(abs(float(x) - float(y)) / abs(float(x)) for x, y in zip(a, b)) if len(a) == len(b) and a else "inf")' \
+  <(losses "$1") <(losses "$2"); }
+close() { python3 -c "import sys; sys.exit(0 if float('$1') <= 1e-6 else 1)"; }
+
+"$NT" train "${RUN[@]}" --run-dir "$TMP/one" >/dev/null
+for np in 2 3; do
+  "${MPIRUN[@]}" -np $np "$NT" train "${RUN[@]}" --run-dir "$TMP/np$np" >"$TMP/np$np.out" 2>&1
+  rc=$?
+  d=$(max_rel "$TMP/one" "$TMP/np$np")
+  echo "1 process vs $np ranks: largest relative loss difference over 20 steps: $d"
+  check "$np ranks train 20 steps (exit $rc)" "[ $rc -eq 0 ] && [ \$(losses '$TMP/np$np' | wc -l) -eq 20 ]"
+  check "$np ranks give the 1-process losses within 1e-6 relative ($d)" "close '$d'"
+  check "$np ranks write the same files as one process" \
+    "[ \"\$(cd '$TMP/one' && find . -type f | sort)\" = \"\$(cd '$TMP/np$np' && find . -type f | sort)\" ]"
+  check "$np ranks print one summary" "[ \$(grep -c '^val_bpb' '$TMP/np$np.out') -eq 1 ]"
+done
+
+# Resume at another world size from step 10: 2 ranks -> 1 process, 1 process -> 2 ranks.
+cut_at_10() {
+  cp -r "$1" "$2" && rm -f "$2/.lock" "$2/checkpoints/step-00000020.safetensors" "$2/summary.json" "$2/model.safetensors"
+}
+cut_at_10 "$TMP/np2" "$TMP/r21"
+"$NT" train --resume "$TMP/r21" --threads 1 --quiet >/dev/null 2>&1
+d=$(max_rel "$TMP/one" "$TMP/r21")
+check "a 2-rank run resumed in 1 process continues as the 1-process run ($d)" "close '$d'"
+cut_at_10 "$TMP/one" "$TMP/r12"
+"${MPIRUN[@]}" -np 2 "$NT" train --resume "$TMP/r12" --threads 1 --quiet >/dev/null 2>&1
+d=$(max_rel "$TMP/one" "$TMP/r12")
+check "a 1-process run resumed over 2 ranks continues as it did ($d)" "close '$d'"
+
+# A batch that does not divide among the ranks is refused, naming the flag, and nothing hangs.
+timeout 60 "${MPIRUN[@]}" -np 4 "$NT" train "${RUN[@]}" --run-dir "$TMP/np4" >"$TMP/np4.out" 2>&1
+rc=$?
+check "4 ranks for 6 micro-batches are refused (exit $rc)" \
+  "[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q -- '--total-batch-tokens 768: .* do not divide among 4 ranks' '$TMP/np4.out'"
+
+# Rank 1 killed mid-run: the job ends within seconds, non-zero; the run resumes from a checkpoint.
+"${MPIRUN[@]}" -np 2 "$NT" train "${BASE[@]}" --steps 200 --save-every 5 --run-dir "$TMP/kill" \
+  >"$TMP/kill.out" 2>&1 &
+job=$!
+for _ in $(seq 600); do
+  [ -e "$TMP/kill/checkpoints/step-00000005.safetensors" ] && break
+  sleep 0.1
+done
+victim=""
+for p in $(pgrep -f "nanotrain train .*$TMP/kill"); do
+  grep -qz '^OMPI_COMM_WORLD_RANK=1$' "/proc/$p/environ" 2>/dev/null && victim=$p
+done
+start=$(date +%s.%N)
+[ -n "$victim" ] && kill -9 "$victim"
+( sleep 30 && kill -9 $job 2>/dev/null ) & guard=$!
+wait $job
+rc=$?
+took=$(python3 -c "print(round($(date +%s.%N) - $start, 1))")
+kill $guard 2>/dev/null
+echo "rank 1 killed: the job ended in ${took} s with exit $rc"
+check "rank 1 was found and killed mid-run" "[ -n '$victim' ] && [ ! -e '$TMP/kill/summary.json' ]"
+check "the job ends within 10 s of the kill, non-zero (${took} s, exit $rc)" \
+  "[ $rc -ne 0 ] && python3 -c 'import sys; sys.exit(0 if $took <= 10 else 1)'"
+"$NT" train --resume "$TMP/kill" --threads 1 --quiet >"$TMP/resume.out" 2>&1
+check "the killed run resumes from its last checkpoint and finishes" "grep -q '\"steps\": 200' '$TMP/kill/summary.json'"
+
+# SIGTERM to mpirun reaches every rank; rank 0's decision stops them all at one step, whose
+# checkpoint rank 0 writes.
+"${MPIRUN[@]}" -np 2 "$NT" train "${BASE[@]}" --steps 5000 --save-every 0 --run-dir "$TMP/term" >"$TMP/term.out" 2>&1 &
+job=$!
+for _ in $(seq 300); do
+  grep -q '"step"' "$TMP/term/metrics.jsonl" 2>/dev/null && break
+  sleep 0.1
+done
+kill -TERM $job
+( sleep 30 && kill -9 $job 2>/dev/null ) & guard=$!
+wait $job
+kill $guard 2>/dev/null
+check "SIGTERM stops both ranks at one step with one checkpoint" \
+  "grep -q 'stopped by SIGTERM at step' '$TMP/term.out' && [ \$(ls '$TMP/term/checkpoints' | wc -l) -eq 1 ]"
+
+finish
