@@ -9,18 +9,6 @@ NT=$1 SRC=$2 TMP=$3
 PY=/usr/bin/python3
 rm -rf "$TMP" && mkdir -p "$TMP"
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
-expect_error() {
-  local name=$1 pat=$2
-  shift 2
-  local err rc
-  err=$("$@" 2>&1 >/dev/null)
-  rc=$?
-  if [ $rc -ne 0 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && grep -qE -- "$pat" <<<"$err"; then
-    ok "$name"
-  else
-    bad "$name (rc=$rc, stderr: $err)"
-  fi
-}
 if ! $PY -c "import torch, yaml, jinja2" 2>/dev/null; then
   skip "PyTorch, PyYAML or Jinja2 missing for /usr/bin/python3 (scripts/install_deps.sh installs them)"
   finish

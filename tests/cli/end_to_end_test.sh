@@ -8,18 +8,6 @@ PY=/usr/bin/python3
 rm -rf "$TMP" && mkdir -p "$TMP"
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 # expect_error NAME PATTERN CMD...: non-zero exit, exactly one line on stderr matching PATTERN.
-expect_error() {
-  local name=$1 pat=$2
-  shift 2
-  local err rc
-  err=$("$@" 2>&1 >/dev/null)
-  rc=$?
-  if [ $rc -ne 0 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && grep -qE -- "$pat" <<<"$err"; then
-    ok "$name"
-  else
-    bad "$name (rc=$rc, stderr: $err)"
-  fi
-}
 json() { $PY -c "import json,sys; print(json.load(open(sys.argv[1]))$2)" "$1"; }
 
 # Real English text that every Debian machine has.
