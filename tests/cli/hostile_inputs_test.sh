@@ -13,6 +13,7 @@ TMP=$(realpath "$TMP")
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 PY=/usr/bin/python3
 MAX_KB=$((200 * 1024))
+peak_kb=0  # the largest peak RSS of a refused case, reported at the end
 
 # refused NAME PATTERN CMD...: exit 1 or 2, the last stderr line matches PATTERN, under 200 MB.
 refused() {
@@ -22,6 +23,7 @@ refused() {
   timeout 60 /usr/bin/time -f %M -o "$TMP/rss" "$@" </dev/null >/dev/null 2>"$TMP/err"
   rc=$?
   kb=$(tail -n1 "$TMP/rss" 2>/dev/null)
+  [ "${kb:-0}" -gt "$peak_kb" ] 2>/dev/null && peak_kb=$kb
   last=$(grep -v '^Command exited with non-zero status' "$TMP/err" | tail -n1)
   if { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && grep -qE -- "$pat" <<<"$last" && [ "${kb:-0}" -lt $MAX_KB ]; then
     ok "$name"
@@ -328,4 +330,5 @@ refused "sample a prompt longer than the context" "--prompt" "$NT" sample --run-
 works "the finished run still samples" "$NT" sample --run-dir "$TMP/run" --max-tokens 8
 works "and evaluates" "$NT" eval bpb --run-dir "$TMP/run" --input "$TMP/text/GPL-3"
 works "and resumes" "$NT" train --resume "$TMP/run" --quiet
+echo "largest peak RSS of a refused case: $((peak_kb / 1024)) MB"
 finish
