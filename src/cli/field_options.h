@@ -37,6 +37,16 @@ inline const CLI::Validator& unsigned_validator() {
   return v;
 }
 
+// Real numbers are written in decimal (CLI11 would also take C's hexadecimal floats, "0x10").
+inline const CLI::Validator& decimal_validator() {
+  static const CLI::Validator v(
+      [](std::string& s) -> std::string {
+        return s.find_first_of("xX") == std::string::npos ? std::string() : s + ": expected a decimal number";
+      },
+      "");
+  return v;
+}
+
 struct OptionStyle {
   bool checks = true;   // apply cli_positive
   bool groups = true;   // put options in their --help sections
@@ -68,6 +78,7 @@ void add_field_options(CLI::App* app, S& s, const OptionStyle& style = {}, const
       if (f.cli_positive && style.checks) o->check(positive_validator());
       if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> && !std::is_same_v<T, bool>)
         o->check(unsigned_validator());
+      if constexpr (std::is_floating_point_v<T>) o->check(decimal_validator());
       if (f.required) o->required();
       if (g && style.groups) o->group(g);
     }

@@ -78,7 +78,7 @@ refused "--seed beyond 64 bits" "--seed" "$NT" "${T[@]}" --run-dir "$(fresh)" --
 refused "--steps 0" "--steps" "$NT" train "${RUN[@]}" --run-dir "$(fresh)" --steps 0
 refused "--steps -3" "--steps" "$NT" train "${RUN[@]}" --run-dir "$(fresh)" --steps -3
 for v in -1 100000; do refused "--threads $v" "--threads" "$NT" "${T[@]}" --run-dir "$(fresh)" --threads $v; done
-for v in inf nan -1; do refused "--peak-gflops $v" "--peak-gflops" "$NT" "${T[@]}" --run-dir "$(fresh)" --peak-gflops $v; done
+for v in inf nan -1 0x10 1p3; do refused "--peak-gflops $v" "--peak-gflops" "$NT" "${T[@]}" --run-dir "$(fresh)" --peak-gflops $v; done
 for v in -1 nan inf; do refused "--lr-matrix $v" "--lr-matrix" "$NT" "${T[@]}" --run-dir "$(fresh)" --lr-matrix $v; done
 refused "--lr-embed inf" "--lr-embed" "$NT" "${T[@]}" --run-dir "$(fresh)" --lr-embed inf
 refused "--batch-size 0" "--batch-size" "$NT" "${T[@]}" --run-dir "$(fresh)" --batch-size 0
