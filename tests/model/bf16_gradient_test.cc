@@ -84,7 +84,11 @@ void expect_agrees(const std::vector<std::vector<double>>& g, const std::vector<
   const auto n = names(c);
   for (size_t i = 0; i < g.size(); ++i) {
     const Agreement a = agreement(g[i], ref[i]);
-    EXPECT_TRUE(agrees(a, bound)) << what << ": " << n[i] << " scale " << a.scale << " cosine " << a.cosine;
+    // A scalar parameter's (the variants' lambdas) scale is one ratio of two sums, with nothing to
+    // average its rounding over: measured up to 3.0e-3 on the AVX2 table. Twice the bound still
+    // catches the 1e-2 fault.
+    const Bound b = g[i].size() < 64 ? Bound{2 * bound.scale, bound.cosine} : bound;
+    EXPECT_TRUE(agrees(a, b)) << what << ": " << n[i] << " scale " << a.scale << " cosine " << a.cosine;
   }
 }
 
