@@ -52,6 +52,22 @@ TEST_P(KernelElementwise, ToBf16RoundsToNearestEven) {
   EXPECT_TRUE(std::isnan(ref::from_bf16_1(h)));
 }
 
+// The fp32 MLP activation against the reference, on lengths that leave every vector tail (and the
+// threaded split) something to do.
+TEST_P(KernelElementwise, Relu2MatchesTheReference) {
+  const KernelTable& k = kt();
+  for (int64_t n : {int64_t(1), int64_t(7), int64_t(9), int64_t(17), int64_t(45), int64_t(100003)}) {
+    const std::vector<float> x = to_f32(randn(size_t(n), 73)), dy = to_f32(randn(size_t(n), 74));
+    std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n), -7.0f);
+    ref::relu2_fwd<float>(want.data(), x.data(), n);
+    k.relu2_fwd(got.data(), x.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(want[size_t(i)], got[size_t(i)]) << "fwd " << n << " " << i;
+    ref::relu2_bwd<float>(want.data(), dy.data(), x.data(), n);
+    k.relu2_bwd(got.data(), dy.data(), x.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(want[size_t(i)], got[size_t(i)]) << "bwd " << n << " " << i;
+  }
+}
+
 // The bf16 MLP activation (bf16 pre-activation and gradient in, bf16 out) against the scalar
 // spec, bit for bit, on signed zeros, values whose square overflows, infinities, NaN and random
 // values; short odd lengths and one long enough for the threaded path.
