@@ -33,7 +33,7 @@ MUTATIONS = [
      "h.update(header, kChecksumOffset);", "h.update(header + 28, kChecksumOffset - 28);", "shard_test", "Shard\\."),
     ("the packer picks the shortest document, not the best fit", "src/data/loader.cc",
      "const size_t pick = best < buffer_.size() ? best : shortest;", "const size_t pick = shortest;",
-     "loader_test", "Loader"),
+     "loader_test", "BestFit"),
     ("a minute of 61 seconds", "src/core/duration.cc",
      "mul = 60;", "mul = 61;", "duration_test", "Duration\\."),
     ("JSON one level deeper than the limit", "src/core/json_limits.cc",

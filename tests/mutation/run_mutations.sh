@@ -4,6 +4,7 @@
 # do not notice is reported as "survived" and the script exits 1. Run it before a release (about
 # 20-40 minutes on 2 cores, much less with ccache), not in every CI run.
 # usage: tests/mutation/run_mutations.sh [WORK_DIR]   (default: $TMPDIR/nanotrain-mutations)
+#        FROM=N ...: start at the N-th fault (0-based), e.g. to continue a run
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=${1:-${TMPDIR:-/tmp}/nanotrain-mutations}
@@ -38,6 +39,7 @@ caught=0 survived=0
 printf '%-55s %s\n' "fault" "result"
 for row in "${rows[@]}"; do
   IFS=$'\t' read -r i name file targets regex <<<"$row"
+  [ "$i" -ge "${FROM:-0}" ] || continue
   # The unchanged sources must pass these tests first, or a failure would prove nothing.
   cmake --build build -j"$(nproc)" --target $targets >/dev/null 2>&1 &&
     ctest --test-dir build -R "$regex" --no-tests=error >/dev/null 2>&1 ||
