@@ -53,6 +53,6 @@ MUTATIONS = [
     ("an error inside tokenizer training's threads dropped", "src/tokenizer/bpe_train.cc",
      "  error.rethrow();\n", "\n", "nanotrain", "cli_hostile_inputs"),
     ("unsigned flags wrap -1 around again", "src/cli/field_options.h",
-     "        o->check(unsigned_validator());", "        (void)unsigned_validator;", "train_config_test",
-     "TrainConfig"),
+     "        o->check(unsigned_validator());", "        (void)unsigned_validator;", "nanotrain",
+     "cli_hostile_inputs"),
 ]
