@@ -6,24 +6,15 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
+#include "backends/cpu/chunked.h"
 #include "profile/profile.h"
 
 namespace nt::cpu {
 
 namespace {
 
-constexpr int64_t kChunk = 8192;
 constexpr float kGeluC = 0.7978845608028654f, kGeluA = 0.044715f;
 
-template <class F>
-void chunked(int64_t n, F body) {
-#pragma omp parallel if (n > 4 * kChunk)
-  {
-    profile::WorkZone work("elementwise");
-#pragma omp for schedule(static) nowait
-    for (int64_t c0 = 0; c0 < n; c0 += kChunk) body(c0, std::min(n, c0 + kChunk));
-  }
-}
 
 // tanh(sqrt(2/pi) (x + a x^3)) for 8 lanes.
 inline __m256 gelu_tanh8(__m256 x) {

@@ -9,24 +9,13 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/simd_avx2.h"
+#include "backends/cpu/chunked.h"
 #include "profile/profile.h"
 
 namespace nt::cpu {
 
 // GCC does not vectorise the ternaries below with `omp simd` (it emits a scalar loop with a
-// branch that mispredicts on random signs): explicit AVX2, in chunks per thread.
-namespace {
-constexpr int64_t kChunk = 8192;
-template <class F>
-void chunked(int64_t n, F body) {
-#pragma omp parallel if (n > 4 * kChunk)
-  {
-    profile::WorkZone work("elementwise");
-#pragma omp for schedule(static) nowait
-    for (int64_t c0 = 0; c0 < n; c0 += kChunk) body(c0, std::min(n, c0 + kChunk));
-  }
-}
-}  // namespace
+// branch that mispredicts on random signs): explicit AVX2, in chunks per thread (chunked.h).
 
 void relu2_row(float* out, const float* inp, int64_t n) {
   const __m256 z = _mm256_setzero_ps();
