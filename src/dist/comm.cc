@@ -56,6 +56,9 @@ void abort_job(int code) {
   if (w && w->size() > 1) abort_mpi(code);
 }
 
+void SingleComm::send(const void*, size_t, int to) { NT_CHECK(false, "send to rank %d in a single process", to); }
+void SingleComm::recv(void*, size_t, int from) { NT_CHECK(false, "recv from rank %d in a single process", from); }
+
 void broadcast_string(Comm& c, std::string& s, int root) {
   uint64_t n = s.size();
   c.broadcast(&n, sizeof n, root);

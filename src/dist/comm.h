@@ -26,8 +26,18 @@ class Comm {
   // `bytes` of rank `root` copied to every rank.
   virtual void broadcast(void* bytes, size_t n, int root = 0) = 0;
   virtual void barrier() = 0;
+  // Point to point: `n` bytes of this rank sent to rank `to`, which receives them from rank
+  // `from` with a matching recv; messages between two ranks arrive in the order they were sent.
+  virtual void send(const void* bytes, size_t n, int to) = 0;
+  virtual void recv(void* bytes, size_t n, int from) = 0;
   // "single" or "mpi".
   virtual const char* kind() const = 0;
+  // Wall seconds this rank has spent inside the calls above (sending, receiving and waiting for
+  // the others), since the job started: what communication costs it.
+  double busy_seconds() const { return busy_seconds_; }
+
+ protected:
+  double busy_seconds_ = 0;
 };
 
 // The job; the first call starts MPI where this build has it and a launcher started the process.
@@ -54,6 +64,9 @@ class SingleComm final : public Comm {
   void allreduce_sum(double*, size_t) override {}
   void broadcast(void*, size_t, int) override {}
   void barrier() override {}
+  // A single process has no one to talk to: calling these is a bug.
+  void send(const void*, size_t, int to) override;
+  void recv(void*, size_t, int from) override;
   const char* kind() const override { return "single"; }
 };
 

@@ -37,6 +37,8 @@ double comm_timeout() {
 // Chunks keep each message's count within MPI's int and let the chain pipeline.
 constexpr size_t kChunkElems = size_t(1) << 20;
 constexpr size_t kChunkBytes = size_t(1) << 30;
+// Point-to-point messages use a tag of their own, apart from the sum's chunk tags.
+constexpr int kPointTag = 30001;
 
 class MpiComm final : public Comm {
  public:
@@ -62,10 +64,37 @@ class MpiComm final : public Comm {
   int local_size() const override { return local_size_; }
   const char* kind() const override { return "mpi"; }
 
-  void allreduce_sum(float* x, size_t n) override { chain_sum(x, n, MPI_FLOAT); }
-  void allreduce_sum(double* x, size_t n) override { chain_sum(x, n, MPI_DOUBLE); }
+  void allreduce_sum(float* x, size_t n) override {
+    Busy busy(*this);
+    chain_sum(x, n, MPI_FLOAT);
+  }
+  void allreduce_sum(double* x, size_t n) override {
+    Busy busy(*this);
+    chain_sum(x, n, MPI_DOUBLE);
+  }
+
+  void send(const void* bytes, size_t n, int to) override {
+    Busy busy(*this);
+    const auto* p = static_cast<const char*>(bytes);
+    for (size_t at = 0; at < n; at += kChunkBytes) {
+      MPI_Request req;
+      check(MPI_Isend(p + at, int(std::min(kChunkBytes, n - at)), MPI_BYTE, to, kPointTag, comm_, &req), "send");
+      wait(req, "send", timeout_);
+    }
+  }
+
+  void recv(void* bytes, size_t n, int from) override {
+    Busy busy(*this);
+    auto* p = static_cast<char*>(bytes);
+    for (size_t at = 0; at < n; at += kChunkBytes) {
+      MPI_Request req;
+      check(MPI_Irecv(p + at, int(std::min(kChunkBytes, n - at)), MPI_BYTE, from, kPointTag, comm_, &req), "receive");
+      wait(req, "receive", timeout_);
+    }
+  }
 
   void broadcast(void* bytes, size_t n, int root) override {
+    Busy busy(*this);
     auto* p = static_cast<char*>(bytes);
     for (size_t at = 0; at < n || (n == 0 && at == 0); at += kChunkBytes) {
       const int count = int(std::min(kChunkBytes, n - at));
@@ -76,7 +105,10 @@ class MpiComm final : public Comm {
     }
   }
 
-  void barrier() override { barrier_within(timeout_); }
+  void barrier() override {
+    Busy busy(*this);
+    barrier_within(timeout_);
+  }
 
   // A barrier that sleeps between polls; `seconds` <= 0 waits without a deadline.
   void barrier_within(double seconds) {
@@ -91,6 +123,17 @@ class MpiComm final : public Comm {
   }
 
  private:
+  // Adds the wall time of one call to busy_seconds_.
+  class Busy {
+   public:
+    explicit Busy(MpiComm& c) : c_(c), t0_(Clock::now()) {}
+    ~Busy() { c_.busy_seconds_ += std::chrono::duration<double>(Clock::now() - t0_).count(); }
+
+   private:
+    MpiComm& c_;
+    Clock::time_point t0_;
+  };
+
   void check(int rc, const char* what) const {
     if (rc == MPI_SUCCESS) return;
     char msg[MPI_MAX_ERROR_STRING];

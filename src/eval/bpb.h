@@ -21,4 +21,13 @@ struct BpbResult {
 // Evaluates every batch of the loader (B, T must fit the model's buffers).
 BpbResult evaluate_bpb(Gpt& model, const ValLoader& val, const Tokenizer& tok, int B, int T);
 
+// The same in parts, for processes that share the batches: batches [first, end) each put their
+// nats, bytes and counted targets in sums[3 i], sums[3 i + 1], sums[3 i + 2] (sums holds
+// 3 * num_batches() doubles; the other batches' entries are left alone).
+void bpb_batch_sums(Gpt& model, const ValLoader& val, const Tokenizer& tok, int B, int T, size_t first, size_t end,
+                    double* sums);
+// The result from every batch's sums, added in batch order: whichever process filled in which
+// batches, the same sums give the same bits (seconds is left 0).
+BpbResult bpb_from_batch_sums(const double* sums, size_t batches);
+
 }  // namespace nt

@@ -34,12 +34,14 @@ double ns_cost(const ParamSpec& s, bool bf16, bool bf16_tiles) {
 // Shares the matrices among `threads` threads, longest first to the least-loaded thread. When
 // that leaves one thread more than 10 % above the mean (few matrices, or one dominating), it
 // returns a single list instead: every matrix in turn, each GEMM threaded.
+// Only the `owned` matrices (empty: all) are shared out.
 std::vector<std::vector<size_t>> split_matrices(const std::vector<ParamSpec>& specs, int threads, bool bf16,
-                                               bool bf16_tiles) {
+                                               bool bf16_tiles, const std::vector<bool>& owned) {
   std::vector<size_t> mats;
   double total = 0;
   for (size_t i = 0; i < specs.size(); ++i)
-    if (specs[i].group == ParamGroup::kMatrix) mats.push_back(i), total += ns_cost(specs[i], bf16, bf16_tiles);
+    if (specs[i].group == ParamGroup::kMatrix && (owned.empty() || owned[i]))
+      mats.push_back(i), total += ns_cost(specs[i], bf16, bf16_tiles);
   if (threads > 1 && mats.size() >= size_t(threads)) {
     std::vector<size_t> order = mats;
     std::stable_sort(order.begin(), order.end(),
@@ -74,26 +76,46 @@ ScratchSize scratch_size(const std::vector<ParamSpec>& specs, const std::vector<
   return z;
 }
 
+// Where each tensor's state starts: the parameters' own offsets when every tensor is owned (so
+// the state is laid out like them), else the owned tensors packed in table order, each rounded
+// up to 16 floats (64 bytes) as in the parameter arena. Returns the floats the layout needs.
+size_t state_layout(const std::vector<ParamSpec>& specs, const std::vector<bool>& owned, std::vector<size_t>* offsets) {
+  size_t total = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const bool mine = owned.empty() || owned[i];
+    if (offsets) offsets->push_back(mine ? total : ~size_t(0));
+    if (mine) total += (size_t(specs[i].numel()) + 15) / 16 * 16;
+  }
+  return total;
+}
+
 }  // namespace
 
-size_t Optimizer::state_floats(const std::vector<ParamSpec>& specs, int threads, bool bf16_newton_schulz) {
+size_t Optimizer::state_floats(const std::vector<ParamSpec>& specs, int threads, bool bf16_newton_schulz,
+                               const std::vector<bool>& owned) {
   // m_ and v_ in the arena layout, and per thread the Newton-Schulz scratch x, y, a, b and the
   // bf16 version's bf16 scratch (half a float an element): the composed iteration's two iterates
   // and two operands, or the backend's one op's newton_schulz_bf16_work, 4 m n + 3 m², counted
   // here (the larger) whatever the backend.
-  size_t floats = 2 * arena_numel(specs);
+  size_t floats = 2 * state_layout(specs, owned, nullptr);
   // (The split assumes no matrix tiles; with them it can differ a little: an estimate.)
   const int n_threads = threads > 0 ? threads : omp_get_max_threads();
-  for (const auto& list : split_matrices(specs, n_threads, bf16_newton_schulz, false)) {
+  for (const auto& list : split_matrices(specs, n_threads, bf16_newton_schulz, false, owned)) {
     const ScratchSize z = scratch_size(specs, list);
     floats += size_t(2 * z.mat + 2 * z.gram + (bf16_newton_schulz ? 2 * z.mat + (3 * z.gram + 1) / 2 : 0));
   }
   return floats;
 }
 
-Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k)
-    : cfg_(cfg), k_(k), m_(params.numel()), v_(params.numel()) {
-  work_ = split_matrices(params.specs, omp_get_max_threads(), cfg.bf16_newton_schulz, k.bf16_matrix_tiles);
+Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k, const std::vector<bool>& owned)
+    : cfg_(cfg), k_(k) {
+  NT_CHECK(owned.empty() || owned.size() == params.specs.size(), "ownership of %zu tensors for %zu", owned.size(),
+           params.specs.size());
+  size_t floats = params.numel();
+  if (owned.empty()) state_offsets_ = params.offsets;
+  else floats = state_layout(params.specs, owned, &state_offsets_);
+  m_.resize(floats), v_.resize(floats);
+  work_ = split_matrices(params.specs, omp_get_max_threads(), cfg.bf16_newton_schulz, k.bf16_matrix_tiles, owned);
   scratch_.resize(work_.size());
   for (size_t t = 0; t < work_.size(); ++t) {
     const ScratchSize z = scratch_size(params.specs, work_[t]);
@@ -223,7 +245,7 @@ void Optimizer::muon_update(MuonScratch& sc, float* p, const float* g, float* bu
 void Optimizer::muon_step(ParamArena& params, const ParamArena& grads, const MuonStep& st) {
   auto update = [&](size_t t, size_t i, bool main_thread) {
     const ParamSpec& s = params.specs[i];
-    const size_t off = params.offsets[i];
+    const size_t off = state_offsets_[i];
     muon_update(scratch_[t], params.tensor(i), grads.tensor(i), m_.data() + off, v_.data() + off, s.rows, s.cols, st,
                 main_thread);
   };
@@ -254,21 +276,34 @@ void Optimizer::muon_step(ParamArena& params, const ParamArena& grads, const Muo
     if (e) std::rethrow_exception(e);
 }
 
-void Optimizer::set_owned(const std::vector<bool>& owned) {
-  owned_ = owned;
-  for (auto& list : work_) std::erase_if(list, [&](size_t i) { return !owned_[i]; });
+void Optimizer::export_state(const ParamArena& layout, float* m, float* v) const {
+  for (size_t i = 0; i < layout.specs.size(); ++i) {
+    if (!owns(i)) continue;
+    const size_t n = size_t(layout.specs[i].numel());
+    std::memcpy(m + layout.offsets[i], m_.data() + state_offsets_[i], n * sizeof(float));
+    std::memcpy(v + layout.offsets[i], v_.data() + state_offsets_[i], n * sizeof(float));
+  }
+}
+
+void Optimizer::import_state(const ParamArena& layout, const float* m, const float* v) {
+  for (size_t i = 0; i < layout.specs.size(); ++i) {
+    if (!owns(i)) continue;
+    const size_t n = size_t(layout.specs[i].numel());
+    std::memcpy(m_.data() + state_offsets_[i], m + layout.offsets[i], n * sizeof(float));
+    std::memcpy(v_.data() + state_offsets_[i], v + layout.offsets[i], n * sizeof(float));
+  }
 }
 
 void Optimizer::step(ParamArena& params, const ParamArena& grads, double lrm, double progress, double warmdown) {
   ++t_;
   for (size_t i = 0; i < params.specs.size(); ++i) {
     const auto& s = params.specs[i];
-    if (s.group == ParamGroup::kMatrix || (!owned_.empty() && !owned_[i])) continue;
+    if (s.group == ParamGroup::kMatrix || !owns(i)) continue;
     profile::Zone zone(profile::kAdamW);
     const AdamGroup a = cfg_.adam_group(s.group);
     const float bc1 = float(1.0 - std::pow(a.beta1, double(t_)));
     const float bc2 = float(1.0 - std::pow(a.beta2, double(t_)));
-    k_.adamw_step(params.tensor(i), grads.tensor(i), m_.data() + params.offsets[i], v_.data() + params.offsets[i],
+    k_.adamw_step(params.tensor(i), grads.tensor(i), m_.data() + state_offsets_[i], v_.data() + state_offsets_[i],
                   s.numel(), float(a.lr * cfg_.lr_scale * lrm), float(a.beta1), float(a.beta2), float(cfg_.eps),
                   float(a.wd), bc1, bc2);
   }

@@ -26,25 +26,37 @@ class Optimizer {
  public:
   void set_lr_scale(double s) { cfg_.lr_scale = s; }
   double lr_scale() const { return cfg_.lr_scale; }
-  Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k);
+  // `owned` (indexed like the parameter table; empty: every tensor) marks the tensors this
+  // optimizer updates and keeps state for: over several ranks each rank owns a share (ZeRO-1),
+  // and the other tensors' owners update them and send the results.
+  Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k, const std::vector<bool>& owned = {});
   // One update with every learning rate multiplied by lrm, at `progress` of the budget (Muon's
   // weight-decay schedule) and `warmdown` of the LR warm-down done (Muon's momentum warm-down).
   void step(ParamArena& params, const ParamArena& grads, double lrm, double progress = 0, double warmdown = 0);
   int64_t steps_taken() const { return t_; }
   void set_steps_taken(int64_t t) { t_ = t; }
-  // State for checkpoints: Adam moments and Muon momentum, laid out like the parameters; a
-  // matrix's part of v holds NorMuon's factored second moment (normuon_state_size floats).
+  // State for checkpoints: Adam moments and Muon momentum of the owned tensors; a matrix's part
+  // of v holds NorMuon's factored second moment (normuon_state_size floats). Laid out like the
+  // parameters when every tensor is owned; packed (tensor by tensor, 64-byte aligned) otherwise.
   Buffer<float>& m() { return m_; }
   Buffer<float>& v() { return v_; }
-  // Floats of optimizer state and scratch for these parameters (for the memory estimate), with
-  // Muon's scratch for `threads` threads (<= 0: OpenMP's thread count).
-  static size_t state_floats(const std::vector<ParamSpec>& specs, int threads = 0, bool bf16_newton_schulz = false);
+  // The owned tensors' state copied to (export) or from (import) buffers laid out like the
+  // parameters; the other tensors' parts are left alone.
+  void export_state(const ParamArena& layout, float* m, float* v) const;
+  void import_state(const ParamArena& layout, const float* m, const float* v);
+  bool owns(size_t i) const { return state_offsets_[i] != kNotOwned; }
+  // An owned tensor's state (numel floats each).
+  const float* m_of(size_t i) const { return m_.data() + state_offsets_[i]; }
+  const float* v_of(size_t i) const { return v_.data() + state_offsets_[i]; }
+  // Bytes of the moments this optimizer holds (m and v, without Muon's scratch).
+  size_t state_bytes() const { return (m_.size() + v_.size()) * sizeof(float); }
+  // Floats of optimizer state and scratch for the `owned` parameters (empty: all; for the memory
+  // estimate), with Muon's scratch for `threads` threads (<= 0: OpenMP's thread count).
+  static size_t state_floats(const std::vector<ParamSpec>& specs, int threads = 0, bool bf16_newton_schulz = false,
+                             const std::vector<bool>& owned = {});
   // Threads that orthogonalise matrices side by side (1: one matrix at a time, each GEMM on every
   // thread; chosen when the matrices do not split evenly among the threads).
   int muon_threads() const { return int(work_.size()); }
-  // Over several ranks: step() updates only the tensors marked here (indices of the parameter
-  // table); the other tensors' owners update them and send the results.
-  void set_owned(const std::vector<bool>& owned);
 
  private:
   // One thread's Newton-Schulz scratch: x, y (rows * cols), a, b (the smaller side squared).
@@ -63,11 +75,13 @@ class Optimizer {
   OptimConfig cfg_;
   const KernelTable& k_;
   int64_t t_ = 0;
+  static constexpr size_t kNotOwned = ~size_t(0);
   // m_: Adam first moment or Muon momentum; v_: Adam second moment, or NorMuon's for matrices.
+  // Tensor i's part starts at state_offsets_[i] (kNotOwned: another rank's tensor).
   Buffer<float> m_, v_;
+  std::vector<size_t> state_offsets_;
   std::vector<MuonScratch> scratch_;      // one per entry of work_
   std::vector<std::vector<size_t>> work_;  // per thread: the parameter indices of its matrices
-  std::vector<bool> owned_;                // empty: every tensor
 };
 
 // Newton-Schulz orthogonalisation of x (rows, cols) in place, rows <= cols required; y is

@@ -26,6 +26,7 @@ void share_decision(dist::Comm& c, StepDecision& d) {
 
 std::vector<int> tensor_owners(const std::vector<ParamSpec>& specs, int ranks) {
   std::vector<int> owner(specs.size(), 0);
+  std::vector<double> state(size_t(ranks), 0.0);  // elements of state each rank holds so far
   for (bool matrices : {true, false}) {
     auto cost = [&](size_t i) {
       const ParamSpec& s = specs[i];
@@ -36,14 +37,39 @@ std::vector<int> tensor_owners(const std::vector<ParamSpec>& specs, int ranks) {
       if ((specs[i].group == ParamGroup::kMatrix) == matrices) order.push_back(i);
     // Largest first, ties by table order: the same assignment on every rank.
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost(a) > cost(b); });
-    std::vector<double> load(size_t(ranks), 0.0);
+    std::vector<double> work(size_t(ranks), 0.0);
+    std::vector<double>& load = matrices ? work : state;
     for (size_t i : order) {
       const size_t r = size_t(std::min_element(load.begin(), load.end()) - load.begin());
       owner[i] = int(r);
-      load[r] += cost(i);
+      if (matrices) work[r] += cost(i);
+      state[r] += double(specs[i].numel());
     }
   }
   return owner;
+}
+
+std::vector<bool> owned_by(const std::vector<int>& owners, int rank) {
+  std::vector<bool> mine;
+  for (int o : owners) mine.push_back(o == rank);
+  return mine;
+}
+
+void gather_state(dist::Comm& c, const ParamArena& layout, const Optimizer& opt, const std::vector<int>& owners,
+                  float* m, float* v) {
+  if (c.rank() == 0) opt.export_state(layout, m, v);
+  // Tensor by tensor in table order: rank 0 receives in the order each owner sends.
+  for (size_t i = 0; i < layout.specs.size(); ++i) {
+    const size_t bytes = size_t(layout.specs[i].numel()) * sizeof(float);
+    if (owners[i] == 0) continue;
+    if (c.rank() == 0) {
+      c.recv(m + layout.offsets[i], bytes, owners[i]);
+      c.recv(v + layout.offsets[i], bytes, owners[i]);
+    } else if (c.rank() == owners[i]) {
+      c.send(opt.m_of(i), bytes, 0);
+      c.send(opt.v_of(i), bytes, 0);
+    }
+  }
 }
 
 void share_from_owners(dist::Comm& c, const ParamArena& layout, float* data, const std::vector<int>& owners) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dist/comm.h"
+#include "optim/optimizer.h"
 #include "train/checkpoint.h"
 #include "train/run_folder.h"
 
@@ -24,11 +25,19 @@ struct StepDecision {
 };
 void share_decision(dist::Comm& c, StepDecision& d);
 
-// The rank that updates each parameter tensor (the sharded optimizer): matrices spread by their
-// Newton-Schulz work, the other tensors by size, each to the least loaded rank so far.
+// The rank that updates each parameter tensor and holds its optimizer state (the sharded
+// optimizer): matrices spread by their Newton-Schulz work, each to the least loaded rank so
+// far; then the other tensors by size, each to the rank holding the least state so far, so that
+// the state divides about evenly too.
 std::vector<int> tensor_owners(const std::vector<ParamSpec>& specs, int ranks);
-// Each tensor's part of `data` (laid out as the parameters: weights, or optimizer state) copied
-// from its owner to every rank.
+// The tensors `rank` owns (empty for a single rank: every tensor).
+std::vector<bool> owned_by(const std::vector<int>& owners, int rank);
+// The whole optimizer state on rank 0, laid out like the parameters in m and v (which only rank 0
+// needs): each tensor's from its owner. Every rank calls it.
+void gather_state(dist::Comm& c, const ParamArena& layout, const Optimizer& opt, const std::vector<int>& owners,
+                  float* m, float* v);
+// Each tensor's part of `data` (laid out as the parameters: the updated weights) copied from its
+// owner to every rank.
 void share_from_owners(dist::Comm& c, const ParamArena& layout, float* data, const std::vector<int>& owners);
 
 }  // namespace nt

@@ -38,6 +38,19 @@ std::string first_bad_gradient(const KernelTable& k, const ParamArena& grads, do
   return bad;
 }
 
+// Over several ranks, the progress line's share of the step spent communicating, and the
+// slowest rank where its micro-batches took a tenth longer than the mean.
+std::string comm_note(const StepComm& sc, double step_seconds) {
+  if (sc.rank_compute_s.empty()) return "";
+  std::string note = strf(" | comm %.0f%%", 100.0 * sc.seconds / step_seconds);
+  double mean = 0;
+  for (double t : sc.rank_compute_s) mean += t / double(sc.rank_compute_s.size());
+  const auto slow = std::max_element(sc.rank_compute_s.begin(), sc.rank_compute_s.end());
+  if (*slow > 1.1 * mean)
+    note += strf(" | rank %d slow (+%.0f%%)", int(slow - sc.rank_compute_s.begin()), 100.0 * (*slow / mean - 1));
+  return note;
+}
+
 }  // namespace
 
 TrainLoop::TrainLoop(const TrainPlan& plan, const Dataset& ds, RunFolder& run, TrainProgress& progress,
@@ -48,26 +61,30 @@ TrainLoop::TrainLoop(const TrainPlan& plan, const Dataset& ds, RunFolder& run, T
       run_(run),
       progress_(progress),
       peak_gflops_(peak_gflops),
+      owners_(comm_.size() > 1 ? tensor_owners(param_specs(plan.model), comm_.size()) : std::vector<int>{}),
       model_(plan.model, *plan.kernels, std::max(plan.B, plan.eval_B), plan.T, plan.prec),
-      opt_(plan.optim, init_model(model_, plan.cfg.seed), *plan.kernels),
+      // Over several ranks the optimizer is sharded: each rank updates, and keeps the state of,
+      // the tensors it owns.
+      opt_(plan.optim, init_model(model_, plan.cfg.seed), *plan.kernels, owned_by(owners_, comm_.rank())),
       loader_(ds.train, plan.B, plan.T, plan.cfg.seed, 0, 1, plan.pack),
       val_(ds.val, plan.eval_B, plan.T, uint64_t(plan.cfg.eval_tokens)),
       inputs_(size_t(int64_t(plan.B) * plan.T)),
       targets_(size_t(int64_t(plan.B) * plan.T)),
-      budget_(plan.budget_s) {
-  // Over several ranks the optimizer is sharded: each rank updates the tensors it owns.
-  if (comm_.size() > 1) {
-    owners_ = tensor_owners(model_.params().specs, comm_.size());
-    std::vector<bool> mine(owners_.size());
-    for (size_t i = 0; i < owners_.size(); ++i) mine[i] = owners_[i] == comm_.rank();
-    opt_.set_owned(mine);
-  }
-}
+      budget_(plan.budget_s) {}
 
 void TrainLoop::restore(const CheckpointData& ck) {
   if (!ck.state.tokenizer_id.empty() && ck.state.tokenizer_id != to_hex(tok_.identity()))
     fail("%s: written with another tokenizer than the run's data has", ck.path.c_str());
-  restore_checkpoint(ck, model_.params(), opt_.m().data(), opt_.v().data());
+  if (owners_.empty()) {
+    restore_checkpoint(ck, model_.params(), opt_.m().data(), opt_.v().data());
+  } else {
+    // Every rank has the whole checkpoint and keeps its own tensors' state. The whole m passes
+    // through the gradient arena, which is free between steps (the next step's first
+    // micro-batch overwrites it).
+    Buffer<float> v(model_.params().numel());
+    restore_checkpoint(ck, model_.params(), model_.grads().data.data(), v.data());
+    opt_.import_state(model_.params(), model_.grads().data.data(), v.data());
+  }
   const TrainState& s = ck.state;
   step_ = s.step;
   tokens_ = s.tokens >= 0 ? s.tokens : s.step * plan_.step_tokens;
@@ -120,10 +137,15 @@ TrainState TrainLoop::state() const {
 }
 
 void TrainLoop::save() {
-  // Checkpoints hold the whole optimizer state: each tensor's from its owner.
+  // Checkpoints hold the whole optimizer state: rank 0 collects each tensor's from its owner,
+  // m in the gradient arena (free between steps), v in a buffer for the write.
+  const float* m = opt_.m().data();
+  const float* v = opt_.v().data();
+  Buffer<float> v_all;
   if (!owners_.empty()) {
-    share_from_owners(comm_, model_.params(), opt_.m().data(), owners_);
-    share_from_owners(comm_, model_.params(), opt_.v().data(), owners_);
+    if (run_.writer()) v_all.resize(model_.params().numel());
+    gather_state(comm_, model_.params(), opt_, owners_, model_.grads().data.data(), v_all.data());
+    m = model_.grads().data.data(), v = v_all.data();
   }
   if (!run_.writer()) {  // rank 0 writes the checkpoint for every rank
     last_saved_step_ = step_;
@@ -133,7 +155,7 @@ void TrainLoop::save() {
   const auto ts = Clock::now();
   last_save_at_ = budget_.used();
   const std::string path = run_.checkpoint_path(step_);
-  write_checkpoint(path, plan_.model, cfg_.to_json(), state(), model_.params(), opt_.m().data(), opt_.v().data());
+  write_checkpoint(path, plan_.model, cfg_.to_json(), state(), model_.params(), m, v);
   run_.prune_checkpoints(cfg_.keep_checkpoints);
   last_saved_step_ = step_;
   save_seconds_ += since(ts);
@@ -141,14 +163,22 @@ void TrainLoop::save() {
 }
 
 void TrainLoop::evaluate() {
-  if (comm_.rank() != 0) return;  // over several ranks, rank 0 evaluates alone
   profile::Zone zone(profile::kEval);
-  last_eval_ = evaluate_bpb(model_, val_, tok_, plan_.eval_B, plan_.T);
+  // Over several ranks each evaluates a contiguous share of the batches; the per-batch sums are
+  // then added in batch order, so val_bpb has one process's bits whatever the rank count.
+  const auto t0 = Clock::now();
+  const size_t batches = val_.num_batches(), r = size_t(comm_.rank()), n = size_t(comm_.size());
+  std::vector<double> sums(3 * batches, 0.0);
+  bpb_batch_sums(model_, val_, tok_, plan_.eval_B, plan_.T, r * batches / n, (r + 1) * batches / n, sums.data());
+  if (n > 1) comm_.allreduce_sum(sums.data(), sums.size());  // each entry is one rank's, the rest add 0
+  last_eval_ = bpb_from_batch_sums(sums.data(), batches);
+  last_eval_.seconds = since(t0);
+  if (comm_.rank() != 0) return;
   eval_seconds_ += last_eval_.seconds;
   last_eval_at_ = budget_.used();
   run_.log_metric({{"type", "eval"}, {"step", step_}, {"train_seconds", budget_.used()}, {"val_bpb", last_eval_.bpb},
                    {"val_loss", last_eval_.loss}, {"val_targets", last_eval_.targets},
-                   {"eval_seconds", last_eval_.seconds}});
+                   {"eval_seconds", last_eval_.seconds}, {"eval_ranks", n}});
   progress_.print(strf("step %lld | val_bpb %.4f | val_loss %.4f | %llu targets in %.1fs (not charged)",
                        (long long)step_, last_eval_.bpb, last_eval_.loss, (unsigned long long)last_eval_.targets,
                        last_eval_.seconds));
@@ -208,6 +238,7 @@ void TrainLoop::stop(int sig) {
 bool TrainLoop::step(double progress) {
   const double lrm = cfg_.schedule.multiplier(progress);
   const auto t0 = Clock::now();
+  const double busy0 = comm_.busy_seconds();
   std::optional<profile::Zone> step_zone(std::in_place, profile::kStep);
   double loss = 0;
   const int64_t accum = cfg_.schedule.micro_batches(progress, plan_.accum);
@@ -229,11 +260,9 @@ bool TrainLoop::step(double progress) {
     loss += model_.forward_backward(inputs_.data(), targets_.data(), plan_.B, plan_.T, 1.0 / double(accum), a > first) /
             double(accum);
   }
-  if (ranks > 1) {
-    ParamArena& g = model_.grads();
-    comm_.allreduce_sum(g.data.data(), g.numel());
-    comm_.allreduce_sum(&loss, 1);
-  }
+  const double compute_s = since(t0);
+  StepComm sc;
+  if (ranks > 1) sum_across_ranks(&loss, sc, compute_s);
   double grad_norm = 0;
   const std::string bad = first_bad_gradient(*plan_.kernels, model_.grads(), &grad_norm);
   if (!std::isfinite(loss) || !bad.empty()) {
@@ -253,23 +282,60 @@ bool TrainLoop::step(double progress) {
   const int64_t step_tokens = accum * plan_.B * plan_.T;
   tokens_ += step_tokens;
   last_loss_ = loss;
+  sc.seconds = comm_.busy_seconds() - busy0;
+  last_comm_ = sc;
+  rank_tokens_ += step_tokens / ranks, rank_train_s_ += dt, rank_compute_s_ += compute_s, rank_comm_s_ += sc.seconds;
   log_step(loss, grad_norm, lrm, dt, step_tokens);
   return true;
+}
+
+void TrainLoop::sum_across_ranks(double* loss, StepComm& sc, double compute_seconds) {
+  ParamArena& g = model_.grads();
+  comm_.allreduce_sum(g.data.data(), g.numel());
+  // The loss, and each rank's compute time in a slot of its own (the others add zeros).
+  std::vector<double> sums(1 + size_t(comm_.size()), 0.0);
+  sums[0] = *loss;
+  sums[1 + size_t(comm_.rank())] = compute_seconds;
+  comm_.allreduce_sum(sums.data(), sums.size());
+  *loss = sums[0];
+  sc.rank_compute_s.assign(sums.begin() + 1, sums.end());
+}
+
+nlohmann::json TrainLoop::rank_report() {
+  const size_t n = size_t(comm_.size()), r = size_t(comm_.rank());
+  constexpr size_t kFields = 5;
+  std::vector<double> all(kFields * n, 0.0);
+  double* mine = all.data() + kFields * r;
+  mine[0] = double(rank_tokens_), mine[1] = rank_train_s_, mine[2] = rank_compute_s_, mine[3] = rank_comm_s_;
+  mine[4] = double(opt_.state_bytes());
+  if (n > 1) comm_.allreduce_sum(all.data(), all.size());
+  nlohmann::json ranks = nlohmann::json::array();
+  for (size_t i = 0; i < n; ++i) {
+    const double* f = all.data() + kFields * i;
+    ranks.push_back({{"rank", i}, {"tokens", int64_t(f[0])}, {"train_seconds", f[1]},
+                     {"tokens_per_second", f[1] > 0 ? f[0] / f[1] : 0.0}, {"compute_seconds", f[2]},
+                     {"compute_tokens_per_second", f[2] > 0 ? f[0] / f[2] : 0.0}, {"comm_seconds", f[3]},
+                     {"comm_share", f[1] > 0 ? f[3] / f[1] : 0.0}, {"optimizer_state_bytes", int64_t(f[4])}});
+  }
+  return ranks;
 }
 
 void TrainLoop::log_step(double loss, double grad_norm, double lrm, double dt, int64_t step_tokens) {
   const int64_t steps = cfg_.steps;
   const double tps = double(step_tokens) / dt;
   const double mfu = tps * plan_.flops_per_token / (peak_gflops_ * 1e9);
-  run_.log_metric({{"type", "step"}, {"step", step_}, {"loss", loss}, {"grad_norm", grad_norm}, {"lr_mult", lrm},
-                   {"train_seconds", budget_.used()}, {"step_seconds", dt}, {"tokens", tokens_},
-                   {"tokens_per_second", tps}, {"mfu", mfu}});
+  nlohmann::json metric = {{"type", "step"}, {"step", step_}, {"loss", loss}, {"grad_norm", grad_norm},
+                           {"lr_mult", lrm}, {"train_seconds", budget_.used()}, {"step_seconds", dt},
+                           {"tokens", tokens_}, {"tokens_per_second", tps}, {"mfu", mfu}};
+  if (comm_.size() > 1)
+    metric["comm_seconds"] = last_comm_.seconds, metric["rank_compute_seconds"] = last_comm_.rank_compute_s;
+  run_.log_metric(metric);
   const std::string left = steps > 0 ? strf("%lld steps left", (long long)(steps - step_))
                                      : format_duration(std::max(0.0, plan_.budget_s - budget_.used())) + " left";
-  progress_.update(strf("%s / %s | step %lld | loss %.4f | lr x%.3f | %.0f tok/s | MFU %.1f%% | %s",
+  progress_.update(strf("%s / %s | step %lld | loss %.4f | lr x%.3f | %.0f tok/s | MFU %.1f%%%s | %s",
                         format_duration(budget_.used()).c_str(),
                         steps > 0 ? strf("%lld steps", (long long)steps).c_str() : format_duration(plan_.budget_s).c_str(),
-                        (long long)step_, loss, lrm, tps, 100 * mfu, left.c_str()),
+                        (long long)step_, loss, lrm, tps, 100 * mfu, comm_note(last_comm_, dt).c_str(), left.c_str()),
                    step_ == 1);
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "dist/comm.h"
@@ -24,6 +26,12 @@
 #include "train/train_plan.h"
 
 namespace nt {
+
+// A step's communication, for its metrics line and progress (over several ranks).
+struct StepComm {
+  double seconds = 0;                  // this rank's wall time inside Comm calls
+  std::vector<double> rank_compute_s;  // each rank's micro-batches (and data reading), in rank order
+};
 
 class TrainLoop {
  public:
@@ -64,12 +72,18 @@ class TrainLoop {
   double save_seconds() const { return save_seconds_; }
   void add_save_seconds(double s) { save_seconds_ += s; }
   int64_t rollbacks() const { return rollbacks_; }
+  // Each rank's share of this invocation's training (since the start or the resume): what it
+  // computed, how long, and how long it spent communicating. Every rank calls it (a collective);
+  // the result is complete on rank 0.
+  nlohmann::json rank_report();
 
  private:
   // One optimizer step at `progress` of the budget (the schedules' input); false when the loss
   // or a gradient was not finite (the step is not taken).
   bool step(double progress);
   void log_step(double loss, double grad_norm, double lrm, double seconds, int64_t step_tokens);
+  void sum_across_ranks(double* loss, StepComm& sc, double compute_seconds);
+  void share_updated_params();
   void restore(const CheckpointData& ck);
   void save();
   TrainState state() const;
@@ -83,6 +97,11 @@ class TrainLoop {
   RunFolder& run_;
   TrainProgress& progress_;
   const double peak_gflops_;
+  // The job's ranks: each computes its share of a step's micro-batches, the gradients are summed,
+  // each rank updates the tensors it owns (and holds only their optimizer state) and sends them
+  // to the others; rank 0 decides and writes; every rank evaluates its share of the validation.
+  dist::Comm& comm_ = dist::world();
+  std::vector<int> owners_;  // over several ranks: the rank updating each parameter tensor
   Gpt model_;
   Optimizer opt_;
   TrainLoader loader_;
@@ -99,11 +118,10 @@ class TrainLoop {
   double core_seconds_ = 0, last_core_at_ = 0;
   std::string core_error_;
   std::optional<StopSignals> signals_;
-  // The job's ranks: each computes its share of a step's micro-batches, the gradients are summed,
-  // each rank updates the tensors it owns and sends them to the others; rank 0 decides,
-  // evaluates and writes.
-  dist::Comm& comm_ = dist::world();
-  std::vector<int> owners_;  // over several ranks: the rank updating each parameter tensor
+  StepComm last_comm_;
+  // This rank's totals over this invocation's steps (rank_report).
+  int64_t rank_tokens_ = 0;
+  double rank_train_s_ = 0, rank_compute_s_ = 0, rank_comm_s_ = 0;
 };
 
 }  // namespace nt

@@ -7,6 +7,7 @@
 #include "core/duration.h"
 #include "core/system.h"
 #include "dist/comm.h"
+#include "train/ranks.h"
 
 namespace nt {
 
@@ -63,7 +64,16 @@ void plan_model(TrainPlan& p, const Tokenizer& tok) {
   p.flops_per_token = flops_per_token(mc, p.T);
   const std::vector<ParamSpec> specs = param_specs(mc);  // sizes only; nothing allocated yet
   p.memory.params = arena_numel(specs) * sizeof(float);
-  p.memory.state = Optimizer::state_floats(specs, p.threads, p.optim.bf16_newton_schulz) * sizeof(float);
+  p.memory.state_whole = Optimizer::state_floats(specs, p.threads, p.optim.bf16_newton_schulz) * sizeof(float);
+  p.memory.state = p.memory.state_whole;
+  if (p.ranks > 1) {
+    const std::vector<int> owners = tensor_owners(specs, p.ranks);
+    p.memory.state = 0;
+    for (int r = 0; r < p.ranks; ++r)
+      p.memory.state = std::max(p.memory.state, Optimizer::state_floats(specs, p.threads, p.optim.bf16_newton_schulz,
+                                                                        owned_by(owners, r)) * sizeof(float));
+    p.memory.checkpoint_copy = p.memory.params;
+  }
   p.memory.activations = Gpt::activation_bytes(mc, std::max(p.B, p.eval_B), p.T, p.prec);
   p.memory.available = available_memory_bytes();
 }
@@ -118,9 +128,13 @@ std::string plan_model_line(const TrainPlan& p) {
 
 std::string plan_memory_line(const TrainPlan& p) {
   const MemoryEstimate& m = p.memory;
-  return strf("memory: params %s + grads %s + optimizer %s + activations %s = %s (available %s)",
-              human_bytes(double(m.params)).c_str(), human_bytes(double(m.params)).c_str(),
-              human_bytes(double(m.state)).c_str(), human_bytes(double(m.activations)).c_str(),
+  const std::string optimizer =
+      p.ranks > 1 ? strf("optimizer %s (its share of %s) + checkpoint copy %s", human_bytes(double(m.state)).c_str(),
+                         human_bytes(double(m.state_whole)).c_str(), human_bytes(double(m.checkpoint_copy)).c_str())
+                  : "optimizer " + human_bytes(double(m.state));
+  return strf("memory%s: params %s + grads %s + %s + activations %s = %s (available %s)",
+              p.ranks > 1 ? " a rank" : "", human_bytes(double(m.params)).c_str(),
+              human_bytes(double(m.params)).c_str(), optimizer.c_str(), human_bytes(double(m.activations)).c_str(),
               human_bytes(double(m.need())).c_str(), human_bytes(double(m.available)).c_str());
 }
 

@@ -19,10 +19,14 @@
 
 namespace nt {
 
-// Bytes the run needs: parameters, gradients (as large), optimizer state, activations.
+// Bytes the run needs: parameters, gradients (as large), optimizer state, activations. Over
+// several ranks, one rank's: its share of the optimizer state (the largest rank's), and the
+// whole second moment it holds while a checkpoint is collected or restored (the first moment
+// passes through the gradients' memory).
 struct MemoryEstimate {
   size_t params = 0, state = 0, activations = 0, available = 0;
-  size_t need() const { return 2 * params + state + activations; }
+  size_t state_whole = 0, checkpoint_copy = 0;  // one process's state; 0 in one process
+  size_t need() const { return 2 * params + state + activations + checkpoint_copy; }
 };
 
 // Refuses, before anything is allocated, a forward-only model (sample, eval) of this shape and

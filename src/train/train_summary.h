@@ -36,6 +36,17 @@ struct TrainSummary {
   nlohmann::json core_tasks = nlohmann::json::object();  // {label: {accuracy, centered}}
   double core_seconds = 0;
   std::string core_error;
+  // The job's ranks (one for a single process): each one's tokens/s, communication time and
+  // optimizer state (TrainLoop::rank_report), and the totals over them.
+  nlohmann::json ranks = nlohmann::json::array();
+  int64_t optimizer_state_bytes = 0;  // every rank's together (one process's whole state)
+  double comm_seconds = 0, comm_share = 0;  // rank 0's, and its share of rank 0's step time
+  void set_ranks(const nlohmann::json& r) {
+    ranks = r;
+    optimizer_state_bytes = 0;
+    for (const auto& x : r) optimizer_state_bytes += x["optimizer_state_bytes"].get<int64_t>();
+    if (!r.empty()) comm_seconds = r[0]["comm_seconds"].get<double>(), comm_share = r[0]["comm_share"].get<double>();
+  }
 
   template <class V>
   void for_each_field(V&& v) {
@@ -69,11 +80,15 @@ struct TrainSummary {
     v(wall_seconds, {.key = "wall_seconds"});
     v(peak_rss_bytes, {.key = "peak_rss_bytes"});
     v(estimated_memory_bytes, {.key = "estimated_memory_bytes"});
+    v(optimizer_state_bytes, {.key = "optimizer_state_bytes"});
+    v(comm_seconds, {.key = "comm_seconds"});
+    v(comm_share, {.key = "comm_share"});
     v(sample, {.key = "sample"});
     v(run_dir, {.key = "run_dir"});
   }
   nlohmann::json to_json() const {
     nlohmann::json j = fields_to_json(*this);
+    j["ranks"] = ranks;
     if (core_run) {
       j["core"] = core ? nlohmann::json(*core) : nlohmann::json(nullptr);
       j["core_tasks"] = core_tasks;

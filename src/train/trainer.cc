@@ -187,13 +187,16 @@ TrainSummary run_training(const TrainConfig& given) {
   // The trained model is on disk (a checkpoint and the weights) before anything else can fail.
   // Every rank takes part in the checkpoint (it gathers the sharded optimizer state).
   loop.save_if_new();
-  if (!leader) return TrainSummary{};  // rank 0 evaluates and writes the run's last files
-  const auto ts = Clock::now();
-  save_weights(run.weights_path(), plan.model, loop.model().params(),
-               {{"tokenizer", tok_spec}, {"tokenizer_id", to_hex(tok.identity())}});
-  loop.add_save_seconds(since(ts));
-  peak.remeasure();
-  loop.evaluate();
+  const nlohmann::json ranks = loop.rank_report();
+  if (leader) {
+    const auto ts = Clock::now();
+    save_weights(run.weights_path(), plan.model, loop.model().params(),
+                 {{"tokenizer", tok_spec}, {"tokenizer_id", to_hex(tok.identity())}});
+    loop.add_save_seconds(since(ts));
+    peak.remeasure();
+  }
+  loop.evaluate();  // every rank evaluates its share
+  if (!leader) return TrainSummary{};  // rank 0 writes the run's last files
   if (loop.core_enabled() && loop.last_core_step() != loop.steps()) loop.evaluate_core();
   if (cfg.profile) write_profile(plan, run, progress, peak);
   std::string sample;
@@ -204,6 +207,7 @@ TrainSummary run_training(const TrainConfig& given) {
     sample_seconds = since(tsm);
   }
   TrainSummary s = summarize(plan, loop, peak);
+  s.set_ranks(ranks);
   s.sample = sample;
   s.sample_seconds = sample_seconds;
   s.wall_seconds = since(wall0);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Training over several processes (mpirun) equals training in one: 20 fp32 steps in 1 process,
-# in 2 ranks and in 3 ranks give the same losses (within 1e-6 relative); a 2-rank run resumed in
-# one process, and a 1-process run resumed over 2 ranks, continue as the uninterrupted run did.
+# in 2 ranks and in 3 ranks give the same losses (within 1e-6 relative); a run resumed at another
+# rank count (2 -> 1, 1 -> 2, 2 -> 3, 3 -> 2) continues as the uninterrupted run did. Each rank
+# holds about 1/N of the optimizer state, the summary reports each rank's throughput and
+# communication, and the divided evaluation gives one process's val_bpb bit for bit.
 # A rank killed mid-run ends the whole job quickly with a non-zero exit, and the run resumes from
 # its last checkpoint; SIGTERM stops every rank at one step. Skipped (77) where mpirun cannot
 # start two processes.
@@ -21,7 +23,7 @@ MPIRUN=(mpirun --oversubscribe --bind-to none)
 "$NT" data prepare --input /usr/share/common-licenses --out "$TMP/data" >/dev/null
 # 6 micro-batches of 2 x 64 tokens a step: they divide among 1, 2 and 3 ranks, not among 4.
 BASE=(--data "$TMP/data" --preset tiny --dtype fp32 --threads 1 --batch-size 2 --total-batch-tokens 768
-      --sample-tokens 0 --keep-checkpoints 5 --quiet)
+      --sample-tokens 0 --keep-checkpoints 5)
 RUN=("${BASE[@]}" --steps 20 --save-every 10)
 
 # The step losses of a run folder, one a line.
@@ -35,6 +37,30 @@ a = open(sys.argv[1]).read().split(); b = open(sys.argv[2]).read().split()
 print(max(abs(float(x) - float(y)) / abs(float(x)) for x, y in zip(a, b)) if len(a) == len(b) and a else "inf")' \
   <(losses "$1") <(losses "$2"); }
 close() { python3 -c "import sys; sys.exit(0 if float('$1') <= 1e-6 else 1)"; }
+# The N-rank run's summary against the 1-process run's: each rank's optimizer state within one
+# tensor (the ownership's granularity: the largest tensor's m and v) of the whole over N, the
+# ranks' together the whole; each rank's tokens, tokens/s and communication time; the step
+# lines' communication figures. Prints the ranks' state bytes.
+rank_figures() { python3 - "$1" "$2" "$3" <<'PY'
+import json, struct, sys
+one, run, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s1 = json.load(open(one + "/summary.json")); s = json.load(open(run + "/summary.json"))
+f = open(run + "/model.safetensors", "rb"); h = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+largest = max(2 * 4 * (-(-x["shape"][0] * (x["shape"][1] if len(x["shape"]) > 1 else 1) // 16) * 16)
+              for k, x in h.items() if k != "__metadata__")
+whole = s1["optimizer_state_bytes"]; ranks = s["ranks"]; per = [r["optimizer_state_bytes"] for r in ranks]
+print(per, "of", whole, end=" ")
+ok = len(ranks) == n and len(s1["ranks"]) == 1 and s1["ranks"][0]["comm_seconds"] == 0
+ok &= sum(per) == whole and s["optimizer_state_bytes"] == whole and max(per) <= whole / n + largest
+ok &= all(r["tokens"] * n == s["tokens_trained"] and r["tokens_per_second"] > 0 and r["comm_seconds"] > 0
+          and 0 < r["comm_share"] < 1 and r["compute_seconds"] < r["train_seconds"] for r in ranks)
+steps = [json.loads(l) for l in open(run + "/metrics.jsonl") if '"step"' in l and json.loads(l)["type"] == "step"]
+ok &= all(x["comm_seconds"] > 0 and len(x["rank_compute_seconds"]) == n for x in steps)
+sys.exit(0 if ok else 1)
+PY
+}
+# The val_bpb of a run's summary, exactly as written.
+bpb() { python3 -c 'import json,sys; print(repr(json.load(open(sys.argv[1] + "/summary.json"))["val_bpb"]))' "$1"; }
 
 "$NT" train "${RUN[@]}" --run-dir "$TMP/one" >/dev/null
 for np in 2 3; do
@@ -47,6 +73,9 @@ for np in 2 3; do
   check "$np ranks write the same files as one process" \
     "[ \"\$(cd '$TMP/one' && find . -type f | sort)\" = \"\$(cd '$TMP/np$np' && find . -type f | sort)\" ]"
   check "$np ranks print one summary" "[ \$(grep -c '^val_bpb' '$TMP/np$np.out') -eq 1 ]"
+  check "$np ranks show the communication share in the progress line" "grep -q '| comm [0-9]*%' '$TMP/np$np.out'"
+  check "$np ranks: the summary's per-rank state, throughput and communication ($(rank_figures "$TMP/one" "$TMP/np$np" $np 2>&1))" \
+    "rank_figures '$TMP/one' '$TMP/np$np' $np"
 done
 
 # Resume at another world size from step 10: 2 ranks -> 1 process, 1 process -> 2 ranks.
@@ -61,6 +90,23 @@ cut_at_10 "$TMP/one" "$TMP/r12"
 "${MPIRUN[@]}" -np 2 "$NT" train --resume "$TMP/r12" --threads 1 --quiet >/dev/null 2>&1
 d=$(max_rel "$TMP/one" "$TMP/r12")
 check "a 1-process run resumed over 2 ranks continues as it did ($d)" "close '$d'"
+cut_at_10 "$TMP/np2" "$TMP/r23"
+"${MPIRUN[@]}" -np 3 "$NT" train --resume "$TMP/r23" --threads 1 --quiet >/dev/null 2>&1
+d=$(max_rel "$TMP/one" "$TMP/r23")
+check "a 2-rank run resumed over 3 ranks continues as it did ($d)" "close '$d'"
+cut_at_10 "$TMP/np3" "$TMP/r32"
+"${MPIRUN[@]}" -np 2 "$NT" train --resume "$TMP/r32" --threads 1 --quiet >/dev/null 2>&1
+d=$(max_rel "$TMP/one" "$TMP/r32")
+check "a 3-rank run resumed over 2 ranks continues as it did ($d)" "close '$d'"
+
+# The divided evaluation: the 1-process run's final weights (its last checkpoint, resumed with no
+# step left) evaluated by 1, 2 and 3 ranks give its own val_bpb, bit for bit.
+for np in 1 2 3; do
+  cp -r "$TMP/one" "$TMP/ev$np" && rm -f "$TMP/ev$np/.lock" "$TMP/ev$np/summary.json"
+  "${MPIRUN[@]}" -np $np "$NT" train --resume "$TMP/ev$np" --threads 1 --quiet >/dev/null 2>&1
+  check "val_bpb evaluated by $np rank(s) is the 1-process value ($(bpb "$TMP/ev$np") vs $(bpb "$TMP/one"))" \
+    "[ \"\$(bpb '$TMP/ev$np')\" = \"\$(bpb '$TMP/one')\" ] && tail -1 '$TMP/ev$np/metrics.jsonl' | grep -q '\"eval_ranks\":$np'"
+done
 
 # A batch that does not divide among the ranks is refused, naming the flag, and nothing hangs.
 timeout 60 "${MPIRUN[@]}" -np 4 "$NT" train "${RUN[@]}" --run-dir "$TMP/np4" >"$TMP/np4.out" 2>&1

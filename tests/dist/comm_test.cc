@@ -82,5 +82,25 @@ TEST(Comm, BroadcastCarriesRootBytes) {
   w.barrier();
 }
 
+// Every other rank sends rank 0 its own bytes; rank 0 receives them in rank order. The time
+// spent inside the calls is counted.
+TEST(Comm, PointToPointReachesRankZero) {
+  Comm& w = world();
+  if (w.size() == 1) GTEST_SKIP() << "one process: nothing to send to";
+  const double busy0 = w.busy_seconds();
+  if (w.rank() == 0) {
+    for (int r = 1; r < w.size(); ++r) {
+      std::vector<float> got(1000);
+      w.recv(got.data(), got.size() * sizeof(float), r);
+      EXPECT_EQ(got, part<float>(r, 1000)) << "from rank " << r;
+    }
+  } else {
+    const std::vector<float> mine = part<float>(w.rank(), 1000);
+    w.send(mine.data(), mine.size() * sizeof(float), 0);
+  }
+  w.barrier();
+  EXPECT_GT(w.busy_seconds(), busy0);
+}
+
 }  // namespace
 }  // namespace nt::dist
