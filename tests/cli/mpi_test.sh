@@ -62,7 +62,7 @@ PY
 # The val_bpb of a run's summary, exactly as written.
 bpb() { python3 -c 'import json,sys; print(repr(json.load(open(sys.argv[1] + "/summary.json"))["val_bpb"]))' "$1"; }
 
-"$NT" train "${RUN[@]}" --run-dir "$TMP/one" >/dev/null
+"$NT" train "${RUN[@]}" --run-dir "$TMP/one" >/dev/null 2>&1
 for np in 2 3; do
   "${MPIRUN[@]}" -np $np "$NT" train "${RUN[@]}" --run-dir "$TMP/np$np" >"$TMP/np$np.out" 2>&1
   rc=$?
@@ -75,7 +75,7 @@ for np in 2 3; do
   check "$np ranks print one summary" "[ \$(grep -c '^val_bpb' '$TMP/np$np.out') -eq 1 ]"
   check "$np ranks show the communication share in the progress line" "grep -q '| comm [0-9]*%' '$TMP/np$np.out'"
   check "$np ranks: the summary's per-rank state, throughput and communication ($(rank_figures "$TMP/one" "$TMP/np$np" $np 2>&1))" \
-    "rank_figures '$TMP/one' '$TMP/np$np' $np"
+    "rank_figures '$TMP/one' '$TMP/np$np' $np >/dev/null"
 done
 
 # Resume at another world size from step 10: 2 ranks -> 1 process, 1 process -> 2 ranks.
