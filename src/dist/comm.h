@@ -23,6 +23,9 @@ class Comm {
   // every rank: N ranks each holding one part of a sum reproduce one process adding the parts.
   virtual void allreduce_sum(float* x, size_t n) = 0;
   virtual void allreduce_sum(double* x, size_t n) = 0;
+  // The same sum on the last rank only (the others are left holding partial sums): for a sum
+  // whose parts go on to different ranks (reduce_to_owners).
+  virtual void sum_to_last(float* x, size_t n) = 0;
   // `bytes` of rank `root` copied to every rank.
   virtual void broadcast(void* bytes, size_t n, int root = 0) = 0;
   virtual void barrier() = 0;
@@ -62,6 +65,7 @@ class SingleComm final : public Comm {
   int local_size() const override { return 1; }
   void allreduce_sum(float*, size_t) override {}
   void allreduce_sum(double*, size_t) override {}
+  void sum_to_last(float*, size_t) override {}
   void broadcast(void*, size_t, int) override {}
   void barrier() override {}
   // A single process has no one to talk to: calling these is a bug.

@@ -72,6 +72,10 @@ class MpiComm final : public Comm {
     Busy busy(*this);
     chain_sum(x, n, MPI_DOUBLE);
   }
+  void sum_to_last(float* x, size_t n) override {
+    Busy busy(*this);
+    chain_sum(x, n, MPI_FLOAT, false);
+  }
 
   void send(const void* bytes, size_t n, int to) override {
     Busy busy(*this);
@@ -158,10 +162,10 @@ class MpiComm final : public Comm {
   }
 
   // Rank r receives the sum of ranks 0..r-1, adds its own part after it and passes it on; the
-  // last rank then broadcasts the total. Chunk by chunk, so the ranks work on different chunks
-  // at once.
+  // last rank then broadcasts the total (unless `share` is false). Chunk by chunk, so the ranks
+  // work on different chunks at once.
   template <typename T>
-  void chain_sum(T* x, size_t n, MPI_Datatype type) {
+  void chain_sum(T* x, size_t n, MPI_Datatype type, bool share = true) {
     if (size_ == 1) return;
     std::vector<T> in(std::min(n, kChunkElems));
     for (size_t at = 0; at < n; at += kChunkElems) {
@@ -179,7 +183,7 @@ class MpiComm final : public Comm {
         wait(req, "gradient sum (send)", timeout_);
       }
     }
-    for (size_t at = 0; at < n; at += kChunkElems) {
+    for (size_t at = 0; share && at < n; at += kChunkElems) {
       MPI_Request req;
       check(MPI_Ibcast(x + at, int(std::min(kChunkElems, n - at)), type, size_ - 1, comm_, &req), "gradient sum");
       wait(req, "gradient sum (broadcast)", timeout_);

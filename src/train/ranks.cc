@@ -72,6 +72,17 @@ void gather_state(dist::Comm& c, const ParamArena& layout, const Optimizer& opt,
   }
 }
 
+void reduce_to_owners(dist::Comm& c, ParamArena& grads, const std::vector<int>& owners) {
+  c.sum_to_last(grads.data.data(), grads.numel());
+  const int last = c.size() - 1;
+  for (size_t i = 0; i < grads.specs.size(); ++i) {
+    if (owners[i] == last) continue;
+    const size_t bytes = size_t(grads.specs[i].numel()) * sizeof(float);
+    if (c.rank() == last) c.send(grads.tensor(i), bytes, owners[i]);
+    else if (c.rank() == owners[i]) c.recv(grads.tensor(i), bytes, last);
+  }
+}
+
 void share_from_owners(dist::Comm& c, const ParamArena& layout, float* data, const std::vector<int>& owners) {
   for (size_t i = 0; i < layout.specs.size(); ++i)
     c.broadcast(data + layout.offsets[i], size_t(layout.specs[i].numel()) * sizeof(float), owners[i]);

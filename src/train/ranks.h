@@ -36,6 +36,10 @@ std::vector<bool> owned_by(const std::vector<int>& owners, int rank);
 // needs): each tensor's from its owner. Every rank calls it.
 void gather_state(dist::Comm& c, const ParamArena& layout, const Optimizer& opt, const std::vector<int>& owners,
                   float* m, float* v);
+// Each tensor's gradient summed across the ranks (in rank order, as allreduce_sum adds) onto its
+// owner, which alone needs it: the sum ends on the last rank, which sends each other owner its
+// tensors. A rank's copies of the tensors it does not own are left holding partial sums.
+void reduce_to_owners(dist::Comm& c, ParamArena& grads, const std::vector<int>& owners);
 // Each tensor's part of `data` (laid out as the parameters: the updated weights) copied from its
 // owner to every rank.
 void share_from_owners(dist::Comm& c, const ParamArena& layout, float* data, const std::vector<int>& owners);

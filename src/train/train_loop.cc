@@ -25,14 +25,20 @@ ParamArena& init_model(Gpt& model, uint64_t seed) {
   return model.params();
 }
 
-// The first parameter whose gradient holds a non-finite value, or "" (and the total norm).
-std::string first_bad_gradient(const KernelTable& k, const ParamArena& grads, double* norm) {
+// The first parameter whose gradient holds a non-finite value, or "" (and the total norm). Over
+// several ranks (owners not empty) each tensor's sum of squares comes from its owner, the only
+// rank holding its summed gradient; the total adds them in table order, as one process does.
+std::string first_bad_gradient(const KernelTable& k, const ParamArena& grads, double* norm, dist::Comm& c,
+                               const std::vector<int>& owners) {
+  std::vector<double> ss(grads.specs.size(), 0.0);
+  for (size_t i = 0; i < grads.specs.size(); ++i)
+    if (owners.empty() || owners[i] == c.rank()) ss[i] = k.sum_squares(grads.tensor(i), grads.specs[i].numel());
+  if (!owners.empty()) c.allreduce_sum(ss.data(), ss.size());  // each entry is one rank's, the rest add 0
   double total = 0;
   std::string bad;
   for (size_t i = 0; i < grads.specs.size(); ++i) {
-    const double ss = k.sum_squares(grads.tensor(i), grads.specs[i].numel());
-    if (!std::isfinite(ss) && bad.empty()) bad = grads.specs[i].name;
-    total += ss;
+    if (!std::isfinite(ss[i]) && bad.empty()) bad = grads.specs[i].name;
+    total += ss[i];
   }
   *norm = std::sqrt(total);
   return bad;
@@ -264,7 +270,7 @@ bool TrainLoop::step(double progress) {
   StepComm sc;
   if (ranks > 1) sum_across_ranks(&loss, sc, compute_s);
   double grad_norm = 0;
-  const std::string bad = first_bad_gradient(*plan_.kernels, model_.grads(), &grad_norm);
+  const std::string bad = first_bad_gradient(*plan_.kernels, model_.grads(), &grad_norm, comm_, owners_);
   if (!std::isfinite(loss) || !bad.empty()) {
     on_non_finite(!std::isfinite(loss) ? strf("the loss is not finite (%g)", loss)
                                        : "the gradient of " + bad + " is not finite");
@@ -290,8 +296,7 @@ bool TrainLoop::step(double progress) {
 }
 
 void TrainLoop::sum_across_ranks(double* loss, StepComm& sc, double compute_seconds) {
-  ParamArena& g = model_.grads();
-  comm_.allreduce_sum(g.data.data(), g.numel());
+  reduce_to_owners(comm_, model_.grads(), owners_);
   // The loss, and each rank's compute time in a slot of its own (the others add zeros).
   std::vector<double> sums(1 + size_t(comm_.size()), 0.0);
   sums[0] = *loss;
