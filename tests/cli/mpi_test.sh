@@ -74,7 +74,8 @@ for np in 2 3; do
     "[ \"\$(cd '$TMP/one' && find . -type f | sort)\" = \"\$(cd '$TMP/np$np' && find . -type f | sort)\" ]"
   check "$np ranks print one summary" "[ \$(grep -c '^val_bpb' '$TMP/np$np.out') -eq 1 ]"
   check "$np ranks show the communication share in the progress line" "grep -q '| comm [0-9]*%' '$TMP/np$np.out'"
-  check "$np ranks: the summary's per-rank state, throughput and communication ($(rank_figures "$TMP/one" "$TMP/np$np" $np 2>&1))" \
+  figures=$(rank_figures "$TMP/one" "$TMP/np$np" $np 2>&1)
+  check "$np ranks: the summary's per-rank state, throughput and communication ($figures)" \
     "rank_figures '$TMP/one' '$TMP/np$np' $np >/dev/null"
 done
 

@@ -48,7 +48,8 @@ TEST(DividedEval, PartsGiveOneProcessBits) {
       for (size_t i = 0; i < sum.size(); ++i) sum[i] = sum[i] + part[i];
     }
     const BpbResult split = bpb_from_batch_sums(sum.data(), batches);
-    EXPECT_EQ(0, std::memcmp(&split.bpb, &whole.bpb, sizeof(double))) << n << " parts: " << split.bpb << " vs " << whole.bpb;
+    EXPECT_EQ(0, std::memcmp(&split.bpb, &whole.bpb, sizeof(double)))
+        << n << " parts: " << split.bpb << " vs " << whole.bpb;
     EXPECT_EQ(0, std::memcmp(&split.loss, &whole.loss, sizeof(double))) << n << " parts";
     EXPECT_EQ(split.targets, whole.targets);
     EXPECT_EQ(split.bytes, whole.bytes);
