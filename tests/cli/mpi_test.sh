@@ -116,7 +116,7 @@ check "4 ranks for 6 micro-batches are refused (exit $rc)" \
   "[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q -- '--total-batch-tokens 768: .* do not divide among 4 ranks' '$TMP/np4.out'"
 
 # Rank 1 killed mid-run: the job ends within seconds, non-zero; the run resumes from a checkpoint.
-"${MPIRUN[@]}" -np 2 "$NT" train "${BASE[@]}" --steps 200 --save-every 5 --run-dir "$TMP/kill" \
+"${MPIRUN[@]}" -np 2 "$NT" train "${BASE[@]}" --quiet --steps 200 --save-every 5 --run-dir "$TMP/kill" \
   >"$TMP/kill.out" 2>&1 &
 job=$!
 for _ in $(seq 600); do
@@ -143,7 +143,7 @@ check "the killed run resumes from its last checkpoint and finishes" "grep -q '\
 
 # SIGTERM to mpirun reaches every rank; rank 0's decision stops them all at one step, whose
 # checkpoint rank 0 writes.
-"${MPIRUN[@]}" -np 2 "$NT" train "${BASE[@]}" --steps 5000 --save-every 0 --run-dir "$TMP/term" >"$TMP/term.out" 2>&1 &
+"${MPIRUN[@]}" -np 2 "$NT" train "${BASE[@]}" --quiet --steps 5000 --save-every 0 --run-dir "$TMP/term" >"$TMP/term.out" 2>&1 &
 job=$!
 for _ in $(seq 300); do
   grep -q '"step"' "$TMP/term/metrics.jsonl" 2>/dev/null && break
