@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "experiment/plan_choice.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/check.h"
@@ -26,7 +27,7 @@ PlanChoice choose_plan(const std::vector<PlanCandidate>& candidates, const Scali
     if (!c.fits_memory)
       p.excluded = "needs more memory than is available";
     else if (c.step_seconds <= 0)
-      p.excluded = "not measured (too slow for the budget)";
+      p.excluded = c.not_timed.empty() ? "not timed" : c.not_timed;
     else if (p.steps < rule.min_steps)
       p.excluded = strf("%lld steps, fewer than %lld", (long long)p.steps, (long long)rule.min_steps);
     out.predictions.push_back(p);

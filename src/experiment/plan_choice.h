@@ -3,6 +3,7 @@
 // how many tokens it trains in the budget and the val_bpb the scaling law predicts for it; the
 // choice is the lowest prediction among the candidates that fit (docs/EXPERIMENTS.md, "Planner").
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,12 +20,13 @@ struct PlanCandidate {
   int64_t step_tokens = 0;                // batch_size x seq_len
   size_t memory_bytes = 0;
   bool fits_memory = true;
-  double step_seconds = 0;  // predicted training step (0: not measured)
+  double step_seconds = 0;  // predicted training step (0: not timed)
+  std::string not_timed;    // why it was not timed (with step_seconds 0)
 };
 
 struct PlanPrediction {
   int64_t steps = 0;  // whole steps in the budget
-  double tokens = 0, tokens_per_second = 0, val_bpb = 0;
+  double tokens = 0, tokens_per_second = 0, val_bpb = NAN;
   std::string excluded;  // why the candidate cannot be chosen ("" when it can)
 };
 

@@ -114,13 +114,18 @@ PlanReport plan_training(const TrainConfig& base, const ScalingLaw& law, const s
     plan_model(p, *ds.tokenizer);
     if (r.machine.empty()) r.machine = p.machine, r.kernels = p.kernels->name, r.dtype = precision_name(p.prec);
     r.threads = p.threads;
-    // A shape too slow for min_steps even at the smallest batch is not measured (its estimate
-    // from the fastest FLOP rate seen so far already excludes it).
-    const double floor_s = fastest_flop_rate > 0 ? p.flops_per_token * double(p.B * p.T) / fastest_flop_rate : 0;
-    const bool too_slow = floor_s * double(opt.min_steps) > opt.budget_s;
+    // The step estimated from the best FLOP rate so far; larger shapes run at a higher rate, so
+    // only a shape twice as slow as that is taken to be too slow without timing it.
+    const double est_s = fastest_flop_rate > 0 ? p.flops_per_token * double(p.B * p.T) / fastest_flop_rate : 0;
+    std::string not_timed;
+    if (p.memory.available > 0 && double(p.memory.need()) > 0.9 * double(p.memory.available))
+      not_timed = "needs more memory than is available";
+    else if (0.5 * est_s * double(opt.min_steps) > opt.budget_s)
+      not_timed = "too slow for the budget (estimated)";
+    else if (since(t0) + est_s * (1 + opt.timed_steps) > opt.time_limit_s)
+      not_timed = strf("not timed: the timing's limit of %.0f s was reached", opt.time_limit_s);
     StepTiming t;
-    const bool fits = p.memory.available == 0 || double(p.memory.need()) <= 0.9 * double(p.memory.available);
-    if (fits && !too_slow) {
+    if (not_timed.empty()) {
       if (opt.progress)
         opt.progress(strf("plan: timing %zu/%zu: depth %d, d_model %d (%d warm-up + %d steps of batch %d)", s + 1,
                           shapes.size(), depth, width, 1, opt.timed_steps, measure_batch));
@@ -137,6 +142,7 @@ PlanReport plan_training(const TrainConfig& base, const ScalingLaw& law, const s
       c.memory_bytes = pb.memory.need();
       c.fits_memory = pb.memory.available == 0 || double(pb.memory.need()) <= 0.9 * double(pb.memory.available);
       c.step_seconds = t.per_sequence_s > 0 ? t.step_seconds(b) : 0;
+      c.not_timed = not_timed;
       r.candidates.push_back(c);
     }
   }

@@ -18,6 +18,7 @@ struct PlannerOptions {
   double budget_s = 0;
   int64_t min_steps = 300;
   int timed_steps = 2;  // after one warm-up step, per shape
+  double time_limit_s = 60;  // a shape whose timing would end past this is not timed
   std::vector<int> batches = {8, 16, 32};
   std::vector<std::pair<int, int>> shapes;  // (depth, d_model); empty: plan_shapes()
   std::function<void(const std::string&)> progress;  // one line per shape measured (may be empty)

@@ -81,10 +81,11 @@ std::string plan_report_text(const PlanReport& r) {
     const PlanPrediction& p = r.choice.predictions[i];
     const std::string bpb = std::isfinite(p.val_bpb) ? strf("%.4f", p.val_bpb) : "-";
     const std::string note = i == r.choice.best ? "<- chosen" : p.excluded.empty() ? "" : "(" + p.excluded + ")";
-    s += strf("  %5d %7d %5d %9s %9s %10s %7lld %10s %9s  %s\n", c.depth, c.d_model, c.batch_size,
+    s += strf("  %5d %7d %5d %9s %9s %10s %7s %10s %9s  %s\n", c.depth, c.d_model, c.batch_size,
               strf("%.3gM", double(c.params) / 1e6).c_str(), strf("%.3gM", double(c.params_matmul) / 1e6).c_str(),
-              p.tokens_per_second > 0 ? strf("%.0f", p.tokens_per_second).c_str() : "-", (long long)p.steps,
-              strf("%.3gM", p.tokens / 1e6).c_str(), bpb.c_str(), note.c_str());
+              p.tokens_per_second > 0 ? strf("%.0f", p.tokens_per_second).c_str() : "-",
+              c.step_seconds > 0 ? strf("%lld", (long long)p.steps).c_str() : "-",
+              p.tokens > 0 ? strf("%.3gM", p.tokens / 1e6).c_str() : "-", bpb.c_str(), note.c_str());
   }
   s += "choice: " + r.choice.why + "\n";
   s += "train it with: nanotrain train " + args_text(r.chosen()) + " --time-budget " + format_duration(r.budget_s) +

@@ -25,7 +25,7 @@ check "plan --fit writes the coefficients file" "[ \$? -eq 0 ] && grep -q 'writt
 check "the coefficients file: schema, the law, the five runs with predictions" \
   "[ \"\$(json '$TMP/law.json' 'd[\"schema\"], len(d[\"runs\"]), all(k in d for k in (\"E\", \"A\", \"alpha\", \"B\", \"beta\", \"rmse\", \"date\")), all(\"predicted\" in r for r in d[\"runs\"])')\" = \"('nanotrain-scaling-law/1', 5, True, True)\" ]"
 mkdir -p "$TMP/few" && cp -r "$TMP/fit"/00[1-4]_* "$TMP/few/"
-expect_error "--fit over 4 runs is refused" "at least 5 finished runs, got 4" "$NT" plan --fit "$TMP/few" --out "$TMP/x.json"
+expect_error "--fit over 4 runs is refused" "at least 5 finished runs .*got 4" "$NT" plan --fit "$TMP/few" --out "$TMP/x.json"
 mkdir -p "$TMP/same" && for i in 1 2 3 4 5; do cp -r "$TMP/fit"/001_* "$TMP/same/r$i"; done
 expect_error "--fit over runs of one size is refused" "parameter counts are too alike" \
   "$NT" plan --fit "$TMP/same" --out "$TMP/x.json"
@@ -63,8 +63,12 @@ rc=$?
 check "plan --check runs and gives a verdict (exit 0 or 4, got $rc)" "[ $rc -eq 0 ] || [ $rc -eq 4 ]"
 check "plan --check: two finished runs, the choice first, a gap and a verdict" \
   "[ \"\$(json '$TMP/check.json' '[r[\"state\"] for r in d[\"check\"][\"runs\"]], d[\"check\"][\"gap\"] is not None, d[\"check\"][\"within_tolerance\"] == ($rc == 0)')\" = \"(['done', 'done'], True, True)\" ] && [ \$(ls '$TMP/check'/*/summary.json | wc -l) -eq 2 ]"
-check "the check's first run is the choice's shape" \
-  "grep -q \"\$(json '$TMP/check.json' '\"--depth=%d\" % d[\"choice\"][\"depth\"]')\" '$TMP/check/sweep.json'"
+check "the check's first run is the choice's shape and batch" "$PY - '$TMP/check.json' '$TMP/check/sweep.json' <<'PY'
+import json, sys
+d, plan = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+first = plan['runs'][0]['config']
+assert first['shape']['depth'] == d['choice']['depth'] and first['batch_size'] == d['choice']['batch_size'], first
+PY"
 
 # Bad input.
 expect_error "a bad --budget names it" "--budget 5x: expected a positive duration" "$NT" "${PLAN[@]}" --budget 5x
