@@ -33,12 +33,12 @@ check "a refused fit writes nothing" "[ ! -e '$TMP/x.json' ]"
 expect_error "--fit of a missing folder names it" "$TMP/missing" "$NT" plan --fit "$TMP/missing"
 
 # The plan, over two small shapes (three batches each).
-PLAN=(plan --data "$TMP/data" --shapes 2x128,3x192 --min-steps 5 --threads 1 --coefficients "$TMP/law.json")
-"$NT" "${PLAN[@]}" --budget 1m >"$TMP/plan.out" 2>"$TMP/plan.err"
+PLAN=(plan --data "$TMP/data" --shapes 2x128,3x192 --threads 1 --coefficients "$TMP/law.json")
+"$NT" "${PLAN[@]}" --min-steps 5 --budget 1m >"$TMP/plan.out" 2>"$TMP/plan.err"
 check "plan prints a table of 6 candidates, the choice and the train command" \
   "[ \$? -eq 0 ] && [ \$(grep -cE '^ +[23] +(128|192) +(8|16|32) ' '$TMP/plan.out') -eq 6 ] && grep -q '<- chosen' '$TMP/plan.out' && grep -q '^train it with: nanotrain train --preset=cpu --depth=' '$TMP/plan.out'"
 check "plan shows a progress line per shape timed" "[ \$(grep -c '^plan: timing' '$TMP/plan.err') -eq 2 ]"
-"$NT" "${PLAN[@]}" --budget 1m --json --quiet >"$TMP/plan.json" 2>"$TMP/plan.err"
+"$NT" "${PLAN[@]}" --min-steps 5 --budget 1m --json --quiet >"$TMP/plan.json" 2>"$TMP/plan.err"
 check "plan --json: the documented keys" "$PY - '$TMP/plan.json' <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -58,7 +58,7 @@ PY"
 check "plan --json --quiet prints nothing on stderr" "[ ! -s '$TMP/plan.err' ]"
 
 # --check: the choice and the next candidate, trained as a sweep.
-"$NT" "${PLAN[@]}" --budget 2s --json --quiet --check --check-runs 2 --check-out "$TMP/check" >"$TMP/check.json" 2>&1
+"$NT" "${PLAN[@]}" --budget 10s --min-steps 2 --check-budget 2s --json --quiet --check --check-runs 2 --check-out "$TMP/check" >"$TMP/check.json" 2>&1
 rc=$?
 check "plan --check runs and gives a verdict (exit 0 or 4, got $rc)" "[ $rc -eq 0 ] || [ $rc -eq 4 ]"
 check "plan --check: two finished runs, the choice first, a gap and a verdict" \
