@@ -68,8 +68,9 @@ void run_plan(const PlanFlags& f) {
   opt.min_steps = f.min_steps;
   if (!f.shapes.empty()) opt.shapes = parse_plan_shapes(f.shapes);
   if (!f.quiet) opt.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-  const ScalingLaw law = f.coefficients.empty() ? scaling_law_from_json(default_scaling_law_json(), "shipped coefficients")
-                                                : read_scaling_law(f.coefficients);
+  const ScalingLaw law = f.coefficients.empty()
+                             ? scaling_law_from_json(default_scaling_law_json(), "shipped coefficients")
+                             : read_scaling_law(f.coefficients);
   const PlanReport r = plan_training(f.base, law, f.coefficients.empty() ? "shipped" : f.coefficients, opt);
   nlohmann::json j = plan_report_json(r);
   if (!f.json) std::printf("%s", plan_report_text(r).c_str()), std::fflush(stdout);

@@ -30,6 +30,7 @@ void resolve_auto_preset(const CLI::App& train, TrainConfig& cfg) {
   const auto budget = parse_duration(cfg.time_budget);
   if (!budget) fail("--time-budget %s: expected a positive duration such as 90s, 5m, 1h", cfg.time_budget.c_str());
   opt.budget_s = *budget;
+  opt.budget_flag = "--time-budget";
   if (!cfg.quiet) opt.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   const experiment::ScalingLaw law =
       experiment::scaling_law_from_json(experiment::default_scaling_law_json(), "shipped coefficients");

@@ -10,7 +10,8 @@
 namespace nt::experiment {
 
 PlanChoice choose_plan(const std::vector<PlanCandidate>& candidates, const ScalingLaw& law, const PlanRule& rule) {
-  if (!(rule.budget_s > 0) || !std::isfinite(rule.budget_s)) fail("--budget: must be a positive duration");
+  if (!(rule.budget_s > 0) || !std::isfinite(rule.budget_s))
+    fail("%s: must be a positive duration", rule.budget_flag.c_str());
   PlanChoice out;
   bool any = false;
   int64_t most_steps = 0;
@@ -44,9 +45,10 @@ PlanChoice choose_plan(const std::vector<PlanCandidate>& candidates, const Scali
       out.best = i, any = true;
   }
   if (!any)
-    fail("--budget %s: too short for every candidate shape (the most any would train is %lld steps; at least %lld "
+    fail("%s %s: too short for every candidate shape (the most any would train is %lld steps; at least %lld "
          "are needed)",
-         format_duration(rule.budget_s).c_str(), (long long)most_steps, (long long)rule.min_steps);
+         rule.budget_flag.c_str(), format_duration(rule.budget_s).c_str(), (long long)most_steps,
+         (long long)rule.min_steps);
   const PlanCandidate& c = candidates[out.best];
   const PlanPrediction& p = out.predictions[out.best];
   out.why = strf("depth %d, d_model %d, batch %d has the lowest predicted val_bpb (%.4f): %lld steps, %s tokens at "

@@ -33,6 +33,7 @@ struct PlanPrediction {
 struct PlanRule {
   double budget_s = 0;      // training time, as --time-budget counts it
   int64_t min_steps = 300;  // fewer optimizer steps than this: excluded (too few updates for the schedule)
+  std::string budget_flag = "--budget";  // named in the errors
 };
 
 struct PlanChoice {
@@ -44,7 +45,7 @@ struct PlanChoice {
 // The trainer starts a step only while the budget holds it, so a candidate trains
 // floor(budget / step) steps of step_tokens each. Excluded: not measured, over the memory, fewer
 // than min_steps steps. The choice is the lowest predicted val_bpb; a tie goes to the smaller
-// model, then the smaller batch. Fails (nt::fail, naming --budget) when no candidate is left.
+// model, then the smaller batch. Fails (nt::fail, naming the budget's flag) when no candidate is left.
 PlanChoice choose_plan(const std::vector<PlanCandidate>& candidates, const ScalingLaw& law, const PlanRule& rule);
 
 }  // namespace nt::experiment

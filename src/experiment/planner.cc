@@ -121,7 +121,7 @@ PlanReport plan_training(const TrainConfig& base, const ScalingLaw& law, const s
     if (p.memory.available > 0 && double(p.memory.need()) > 0.9 * double(p.memory.available))
       not_timed = "needs more memory than is available";
     else if (0.5 * est_s * double(opt.min_steps) > opt.budget_s)
-      not_timed = "too slow for the budget (estimated)";
+      not_timed = "estimated too slow for the budget";
     else if (since(t0) + est_s * (1 + opt.timed_steps) > opt.time_limit_s)
       not_timed = strf("not timed: the timing's limit of %.0f s was reached", opt.time_limit_s);
     StepTiming t;
@@ -147,7 +147,7 @@ PlanReport plan_training(const TrainConfig& base, const ScalingLaw& law, const s
     }
   }
   r.measure_seconds = since(t0);
-  r.choice = choose_plan(r.candidates, law, PlanRule{opt.budget_s, opt.min_steps});
+  r.choice = choose_plan(r.candidates, law, PlanRule{opt.budget_s, opt.min_steps, opt.budget_flag});
   return r;
 }
 

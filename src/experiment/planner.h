@@ -16,6 +16,7 @@ namespace nt::experiment {
 
 struct PlannerOptions {
   double budget_s = 0;
+  std::string budget_flag = "--budget";  // the flag that gave it, for errors
   int64_t min_steps = 300;
   int timed_steps = 2;  // after one warm-up step, per shape
   double time_limit_s = 60;  // a shape whose timing would end past this is not timed

@@ -84,7 +84,9 @@ expect_error "train --preset auto with --steps is refused" "--preset auto: needs
   "$NT" train --preset auto --time-budget 1m --steps 5 --data "$TMP/data" --run-dir "$TMP/auto2"
 expect_error "train --preset auto with --depth names --depth" "--depth: cannot be combined with --preset auto" \
   "$NT" train --preset auto --time-budget 1m --depth 3 --data "$TMP/data" --run-dir "$TMP/auto3"
-check "refused auto runs wrote nothing" "[ ! -e '$TMP/auto1' ] && [ ! -e '$TMP/auto2' ] && [ ! -e '$TMP/auto3' ]"
+expect_error "train --preset auto with a budget too short names --time-budget" "--time-budget 1.0s: too short" \
+  "$NT" train --preset auto --time-budget 1s --data "$TMP/data" --threads 1 --quiet --run-dir "$TMP/auto4"
+check "refused auto runs wrote nothing" "[ ! -e '$TMP/auto1' ] && [ ! -e '$TMP/auto2' ] && [ ! -e '$TMP/auto3' ] && [ ! -e '$TMP/auto4' ]"
 "$NT" train --help >"$TMP/help.out"
 check "train --help lists --preset auto" "grep -q 'auto (the planner' '$TMP/help.out'"
 finish

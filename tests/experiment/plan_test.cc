@@ -150,8 +150,9 @@ TEST(Planner, TheChoiceBecomesOrdinaryTrainFlags) {
   EXPECT_EQ(cfg.shape.d_model, 320);
   EXPECT_EQ(cfg.shape.head_dim, 64);
   EXPECT_EQ(cfg.batch_size, 32);
-  EXPECT_EQ(plan_train_args(c),
-            (std::vector<std::string>{"--preset=cpu", "--depth=5", "--d-model=320", "--head-dim=64", "--batch-size=32"}));
+  const std::vector<std::string> args = {"--preset=cpu", "--depth=5", "--d-model=320", "--head-dim=64",
+                                         "--batch-size=32"};
+  EXPECT_EQ(plan_train_args(c), args);
   const ModelConfig m = resolve_model_config(cfg.shape, 8192);
   EXPECT_EQ(m.n_head, 5);
   EXPECT_EQ(m.d_model, 320);
