@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/field_options.h"
 #include "core/check.h"
 #include "core/duration.h"
 #include "core/files.h"
@@ -27,7 +28,7 @@ struct PlanFlags {
   int check_runs = 5;
   double tolerance = 1.0;  // percent
   bool json = false, check = false, quiet = false;
-  TrainConfig base;  // --data, --device, --dtype, --threads, --seq-len
+  TrainConfig base;  // --data, --device, --dtype, --seq-len, --threads
 };
 
 double parse_budget(const std::string& flag, const std::string& text) {
@@ -129,6 +130,8 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--device", f->base.device, "Backend: cpu, ref")->capture_default_str();
   c->add_option("--dtype", f->base.dtype, "bf16 | fp32 (default: the backend's)");
+  c->add_option("--seq-len", f->base.shape.seq_len, "Sequence length of every candidate (default the cpu preset's)")
+      ->check(positive_validator());
   c->add_option("--threads", f->base.threads, "Threads (0 = all cores)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
