@@ -19,6 +19,7 @@ void add_all_commands(CLI::App& app) {
   add_sweep_command(app);
   add_runs_command(app);
   add_plot_command(app);
+  add_plan_command(app);
 }
 
 }  // namespace nt::cli

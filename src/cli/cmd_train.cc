@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/field_options.h"
+#include "cli/train_auto.h"
 #include "core/check.h"
 #include "dist/comm.h"
 #include "train/train_config.h"
@@ -43,8 +44,10 @@ void add_train_command(CLI::App& app) {
   auto cfg = std::make_shared<TrainConfig>();
   auto* c = app.add_subcommand("train", "Train a GPT from scratch under a wall-clock budget and report val_bpb");
   add_field_options(c, *cfg);
+  describe_auto_preset(c);
   c->callback([cfg, c] {
     if (!cfg->resume.empty()) check_resume_flags(*c, *cfg);
+    resolve_auto_preset(*c, *cfg);
     try {
       const TrainSummary s = run_training(*cfg);
       if (dist::world().rank() == 0) print_summary(s);  // over several ranks, rank 0 speaks

@@ -20,6 +20,7 @@ void add_bench_command(CLI::App& app);
 void add_runs_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 // Thrown by a command to end the process with a specific exit code after a clean stop.
 struct ExitCode {
