@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+#include "experiment/sweep_toml.h"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <memory>
+#include <toml++/toml.h>
+
+#include "core/check.h"
+#include "core/files.h"
+#include "core/json_limits.h"
+
+namespace nt::experiment {
+
+namespace {
+
+std::string at_line(const std::string& path, const toml::node& n) {
+  const auto line = n.source().begin.line;
+  return line > 0 ? strf("%s:%u", path.c_str(), unsigned(line)) : path;
+}
+
+nlohmann::json to_json(const toml::node& n, const std::string& path, int depth) {
+  if (depth > kJsonMaxDepth) fail("%s: nested more than %d levels deep", at_line(path, n).c_str(), kJsonMaxDepth);
+  switch (n.type()) {
+    case toml::node_type::table: {
+      nlohmann::json out = nlohmann::json::object();
+      for (auto&& [k, v] : *n.as_table()) out[std::string(k.str())] = to_json(v, path, depth + 1);
+      return out;
+    }
+    case toml::node_type::array: {
+      nlohmann::json out = nlohmann::json::array();
+      for (const toml::node& v : *n.as_array()) out.push_back(to_json(v, path, depth + 1));
+      return out;
+    }
+    case toml::node_type::string: return n.as_string()->get();
+    case toml::node_type::integer: return n.as_integer()->get();
+    case toml::node_type::boolean: return n.as_boolean()->get();
+    case toml::node_type::floating_point: {
+      const double v = n.as_floating_point()->get();
+      if (!std::isfinite(v)) fail("%s: %g is not a value a flag takes", at_line(path, n).c_str(), v);
+      return v;
+    }
+    default: fail("%s: a date or time is not a value a flag takes", at_line(path, n).c_str());
+  }
+}
+
+// The node at keys (tables by key, arrays by index), or the deepest one found on the way.
+const toml::node* find(const toml::table& root, const std::vector<std::string>& keys) {
+  const toml::node* n = &root;
+  for (const std::string& k : keys) {
+    const toml::node* next = nullptr;
+    if (const toml::table* t = n->as_table()) {
+      next = t->get(k);
+    } else if (const toml::array* a = n->as_array()) {
+      char* end = nullptr;
+      const unsigned long i = std::strtoul(k.c_str(), &end, 10);
+      if (!k.empty() && *end == 0 && i < a->size()) next = a->get(i);
+    }
+    if (!next) break;
+    n = next;
+  }
+  return n;
+}
+
+}  // namespace
+
+TomlSweepFile parse_toml_sweep(std::string_view text, const std::string& path) {
+  if (text.size() > kJsonMaxBytes)
+    fail("%s: %zu bytes of TOML, more than the %zu allowed", path.c_str(), text.size(), kJsonMaxBytes);
+  auto root = std::make_shared<toml::table>();
+  try {
+    *root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    fail("%s:%u:%u: not valid TOML: %s", path.c_str(), unsigned(b.line), unsigned(b.column),
+         std::string(e.description()).c_str());
+  }
+  TomlSweepFile out;
+  out.json = to_json(*root, path, 0);
+  out.at = [root, path](const std::vector<std::string>& keys) {
+    return keys.empty() ? path : at_line(path, *find(*root, keys));
+  };
+  return out;
+}
+
+TomlSweepFile read_toml_sweep_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && size_t(st.st_size) > kJsonMaxBytes)
+    fail("%s: %lld bytes, more than the %zu allowed for this file", path.c_str(), (long long)st.st_size, kJsonMaxBytes);
+  return parse_toml_sweep(read_file(path), path);
+}
+
+}  // namespace nt::experiment
