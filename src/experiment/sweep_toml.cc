@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cmath>
 #include <memory>
 #include <toml++/toml.h>
@@ -63,11 +64,55 @@ const toml::node* find(const toml::table& root, const std::vector<std::string>& 
   return n;
 }
 
+// toml++ bounds the nesting of arrays and inline tables but not of dotted keys, and a key of a
+// million parts ("a.a.a...") nests tables a million deep, whose recursive teardown overflows the
+// stack. So before parsing, the dots that separate key parts (outside strings and comments; a
+// number's or a time's one dot between digits is not one) are counted, at most kJsonMaxDepth a line.
+void check_key_parts(std::string_view text, const std::string& path) {
+  unsigned line = 1;
+  int dots = 0, token_dots = 0;
+  size_t token_start = std::string_view::npos, dot_at = 0;
+  const auto is_token = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; };
+  const auto end_token = [&](size_t end) {
+    if (token_start == std::string_view::npos) return;
+    const bool number = token_dots == 1 && dot_at > token_start && dot_at + 1 < end &&
+                        std::isdigit(static_cast<unsigned char>(text[dot_at - 1])) &&
+                        std::isdigit(static_cast<unsigned char>(text[dot_at + 1]));
+    dots += number ? 0 : token_dots;
+    if (dots > kJsonMaxDepth) fail("%s:%u: a key of more than %d dotted parts", path.c_str(), line, kJsonMaxDepth);
+    token_start = std::string_view::npos, token_dots = 0;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (is_token(c)) {
+      if (token_start == std::string_view::npos) token_start = i;
+      if (c == '.') ++token_dots, dot_at = i;
+      continue;
+    }
+    end_token(i);
+    if (c == '\n') {
+      ++line, dots = 0;
+    } else if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      const bool multi = text.substr(i, 3) == std::string(3, c);
+      const std::string_view close = multi ? std::string_view(c == '"' ? "\"\"\"" : "\'\'\'") : text.substr(i, 1);
+      for (i += multi ? 3 : 1; i < text.size() && text.substr(i, close.size()) != close; ++i) {
+        if (text[i] == '\n') ++line;
+        if (c == '"' && text[i] == '\\') ++i;  // an escaped character
+      }
+      i += close.size() - 1;
+    }
+  }
+  end_token(text.size());
+}
+
 }  // namespace
 
 TomlSweepFile parse_toml_sweep(std::string_view text, const std::string& path) {
   if (text.size() > kJsonMaxBytes)
     fail("%s: %zu bytes of TOML, more than the %zu allowed", path.c_str(), text.size(), kJsonMaxBytes);
+  check_key_parts(text, path);
   auto root = std::make_shared<toml::table>();
   try {
     *root = toml::parse(text, path);
