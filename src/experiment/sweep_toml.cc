@@ -2,11 +2,11 @@
 #include "experiment/sweep_toml.h"
 
 #include <sys/stat.h>
+#include <toml++/toml.h>
 
 #include <cctype>
 #include <cmath>
 #include <memory>
-#include <toml++/toml.h>
 
 #include "core/check.h"
 #include "core/files.h"
@@ -34,15 +34,19 @@ nlohmann::json to_json(const toml::node& n, const std::string& path, int depth) 
       for (const toml::node& v : *n.as_array()) out.push_back(to_json(v, path, depth + 1));
       return out;
     }
-    case toml::node_type::string: return n.as_string()->get();
-    case toml::node_type::integer: return n.as_integer()->get();
-    case toml::node_type::boolean: return n.as_boolean()->get();
+    case toml::node_type::string:
+      return n.as_string()->get();
+    case toml::node_type::integer:
+      return n.as_integer()->get();
+    case toml::node_type::boolean:
+      return n.as_boolean()->get();
     case toml::node_type::floating_point: {
       const double v = n.as_floating_point()->get();
       if (!std::isfinite(v)) fail("%s: %g is not a value a flag takes", at_line(path, n).c_str(), v);
       return v;
     }
-    default: fail("%s: a date or time is not a value a flag takes", at_line(path, n).c_str());
+    default:
+      fail("%s: a date or time is not a value a flag takes", at_line(path, n).c_str());
   }
 }
 
@@ -72,7 +76,9 @@ void check_key_parts(std::string_view text, const std::string& path) {
   unsigned line = 1;
   int dots = 0, token_dots = 0;
   size_t token_start = std::string_view::npos, dot_at = 0;
-  const auto is_token = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; };
+  const auto is_token = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  };
   const auto end_token = [&](size_t end) {
     if (token_start == std::string_view::npos) return;
     const bool number = token_dots == 1 && dot_at > token_start && dot_at + 1 < end &&

@@ -69,11 +69,16 @@ struct Reader {
   }
   // Skips a field of the given wire type; groups (3, 4) are refused.
   void skip(int wire) {
-    if (wire == kVarint) varint();
-    else if (wire == kFixed64) take(8);
-    else if (wire == kBytes) take(varint());
-    else if (wire == kFixed32) take(4);
-    else fail("%s: unsupported protobuf wire type %d", what.c_str(), wire);
+    if (wire == kVarint)
+      varint();
+    else if (wire == kFixed64)
+      take(8);
+    else if (wire == kBytes)
+      take(varint());
+    else if (wire == kFixed32)
+      take(4);
+    else
+      fail("%s: unsupported protobuf wire type %d", what.c_str(), wire);
   }
 };
 
@@ -83,9 +88,12 @@ std::pair<std::string, float> decode_value(std::string_view data, const std::str
   while (!r.done()) {
     const uint64_t key = r.varint();
     const int field = int(key >> 3), wire = int(key & 7);
-    if (field == 1 && wire == kBytes) out.first = std::string(r.take(r.varint()));
-    else if (field == 2 && wire == kFixed32) out.second = r.fixed<float>();
-    else r.skip(wire);
+    if (field == 1 && wire == kBytes)
+      out.first = std::string(r.take(r.varint()));
+    else if (field == 2 && wire == kFixed32)
+      out.second = r.fixed<float>();
+    else
+      r.skip(wire);
   }
   return out;
 }
@@ -171,8 +179,10 @@ ScalarEvent decode_event(std::string_view data, const std::string& what) {
       Reader summary{r.take(r.varint()), what};
       while (!summary.done()) {
         const uint64_t k = summary.varint();
-        if (k == (1 << 3 | kBytes)) e.values.push_back(decode_value(summary.take(summary.varint()), what));
-        else summary.skip(int(k & 7));
+        if (k == (1 << 3 | kBytes))
+          e.values.push_back(decode_value(summary.take(summary.varint()), what));
+        else
+          summary.skip(int(k & 7));
       }
     } else {
       r.skip(wire);

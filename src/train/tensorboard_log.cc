@@ -23,8 +23,10 @@ constexpr const char* kEventPrefix = "events.out.tfevents.";
 void add_scalars(const nlohmann::json& j, const std::string& prefix, std::vector<std::pair<std::string, float>>& out) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it.key() == "step" || it.key() == "type") continue;
-    if (it->is_object()) add_scalars(*it, prefix + it.key() + "/", out);
-    else if (it->is_number()) out.push_back({prefix + it.key(), it->get<float>()});
+    if (it->is_object())
+      add_scalars(*it, prefix + it.key() + "/", out);
+    else if (it->is_number())
+      out.push_back({prefix + it.key(), it->get<float>()});
   }
 }
 
@@ -73,9 +75,11 @@ void trim_event_files(const std::string& dir, int64_t keep_lines) {
   if (!fs::is_directory(dir, ec)) return;
   for (const auto& entry : fs::directory_iterator(dir)) {
     const int64_t first = first_line_of(entry.path().filename().string());
-    if (first < 0 || !entry.is_regular_file()) continue;
-    if (first >= keep_lines) fs::remove(entry.path());
-    else cut_file(entry.path().string(), keep_lines - first);
+    if (first < 0 || !fs::is_regular_file(entry.symlink_status())) continue;  // never through a link
+    if (first >= keep_lines)
+      fs::remove(entry.path());
+    else
+      cut_file(entry.path().string(), keep_lines - first);
   }
 }
 
@@ -92,7 +96,8 @@ TensorBoardLog::TensorBoardLog(const std::string& run_dir, int64_t first_line) {
 void TensorBoardLog::log(const nlohmann::json& line) {
   profile::ScalarEvent e;
   e.wall_time = profile::wall_time_now();
-  e.step = line.is_object() && line.contains("step") && line["step"].is_number_integer() ? line["step"].get<int64_t>() : 0;
+  e.step =
+      line.is_object() && line.contains("step") && line["step"].is_number_integer() ? line["step"].get<int64_t>() : 0;
   e.values = metric_scalars(line);
   file_->write(e);
 }

@@ -123,9 +123,7 @@ void TrainConfig::for_each_field(V&& v) {
                           "after training)",
                   .group = g, .min = 0, .finite = true, .error = "must be positive and finite"});
   v(quiet, {.flag = "--quiet", .help = "No progress output", .group = g, .resume_may_change = true});
-  v(tensorboard, {.flag = "--tensorboard",
-                  .help = "Also write the metrics as TensorBoard event files in RUN/tensorboard/ (tensorboard "
-                          "--logdir runs/)",
+  v(tensorboard, {.flag = "--tensorboard", .help = "Also write the metrics as TensorBoard events in RUN/tensorboard/",
                   .group = g, .resume_may_change = true});
   g = "Checkpoints and faults";
   v(save_every, {.key = "save_every", .flag = "--save-every",

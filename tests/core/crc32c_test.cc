@@ -43,7 +43,7 @@ TEST(Crc32c, MatchesTheBitwiseReferenceAndContinues) {
 
 TEST(Crc32c, MaskIsTheTFRecordRotationAndOffset) {
   EXPECT_EQ(crc32c_masked(0), 0xA282EAD8u);
-  EXPECT_EQ(crc32c_masked(0x00008000u), 0xA282EAD9u);  // bit 15 rotates to bit 0
+  EXPECT_EQ(crc32c_masked(0x00008000u), 0xA282EAD9u);   // bit 15 rotates to bit 0
   EXPECT_EQ(crc32c_masked(1), 0xA282EAD8u + 0x20000u);  // bit 0 rotates to bit 17
 }
 

@@ -29,8 +29,8 @@ TEST(EventFile, EncodesAnEventAsProtobufDoes) {
   e.values = {{"a", 1.0f}};
   // wall_time: field 1, fixed64 (0x09) 1.0; step: field 2, varint (0x10) 300 = AC 02; summary:
   // field 5, bytes (0x2A) of Summary{value (0x0A) of Value{tag (0x0A) "a", simple_value (0x15) 1.0f}}.
-  const std::string want = bytes({0x09, 0, 0, 0, 0, 0, 0, 0xF0, 0x3F, 0x10, 0xAC, 0x02, 0x2A, 0x0A, 0x0A, 0x08, 0x0A,
-                                  0x01, 'a', 0x15, 0, 0, 0x80, 0x3F});
+  const std::string want = bytes({0x09, 0,    0,    0,    0,    0,    0,   0xF0, 0x3F, 0x10, 0xAC, 0x02,
+                                  0x2A, 0x0A, 0x0A, 0x08, 0x0A, 0x01, 'a', 0x15, 0,    0,    0x80, 0x3F});
   EXPECT_EQ(encode_event(e), want);
   ScalarEvent v;
   v.file_version = kEventFileVersion;
@@ -84,7 +84,8 @@ TEST(EventFile, RoundTripsThroughAFile) {
 
 TEST(EventFile, ReadsUpToADamagedRecord) {
   std::string good;
-  for (int i = 0; i < 3; ++i) good += frame_record(encode_event({.wall_time = 1, .step = i + 1, .file_version = "", .values = {}}));
+  for (int i = 0; i < 3; ++i)
+    good += frame_record(encode_event({.wall_time = 1, .step = i + 1, .file_version = "", .values = {}}));
   for (size_t cut = 1; cut < 20; ++cut) {
     bool clean = true;
     const std::string s = good.substr(0, good.size() - cut);

@@ -36,8 +36,8 @@ std::vector<int64_t> steps_in(const std::string& dir) {
 }
 
 TEST(TensorBoardLog, TagsEveryNumberOfALine) {
-  const auto s = metric_scalars(nlohmann::json::parse(
-      R"({"type": "step", "step": 7, "loss": 2.5, "mfu": 0.25, "note": "x", "ok": true})"));
+  const auto s = metric_scalars(
+      nlohmann::json::parse(R"({"type": "step", "step": 7, "loss": 2.5, "mfu": 0.25, "note": "x", "ok": true})"));
   EXPECT_EQ(s, (std::vector<std::pair<std::string, float>>{{"train/loss", 2.5f}, {"train/mfu", 0.25f}}));
   const auto c = metric_scalars(
       nlohmann::json::parse(R"({"type": "core", "step": 9, "core": 0.125, "tasks": {"hs": {"accuracy": 0.5}}})"));
