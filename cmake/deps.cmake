@@ -4,6 +4,7 @@ find_package(nlohmann_json 3 REQUIRED) # config.json, metrics.jsonl, safetensors
 find_package(CLI11 REQUIRED)           # subcommands, --help, rejection of unknown flags
 find_package(OpenSSL REQUIRED)         # SHA-256 of shards, checkpoints and downloads
 find_package(yaml-cpp REQUIRED)        # core.yaml of CORE evaluation bundles
+find_package(tomlplusplus 3 REQUIRED)  # sweep files in TOML
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # tokenizer pre-split regex (JIT)
 find_library(DNNL_LIBRARY NAMES dnnl REQUIRED)                # GEMMs near the machine's peak

@@ -9,6 +9,7 @@ packages=(
   libdnnl-dev                                # oneDNN GEMMs
   libpcre2-dev libssl-dev                    # tokenizer regex, SHA-256
   libyaml-cpp-dev                            # core.yaml of CORE evaluation bundles
+  libtomlplusplus-dev                        # sweep files in TOML
   openmpi-bin libopenmpi-dev                 # optional MPI: training over several processes (mpirun)
   python3 python3-torch python3-numpy        # the independent PyTorch reference (tests, comparisons)
   python3-yaml python3-jinja2                # the independent CORE reference (tests)

@@ -148,7 +148,8 @@ void add_sweep_command(CLI::App& app) {
   c->add_option("--grid", f->grid, "Flag values to combine: 'depth=3,4 lr-matrix=0.01,0.02' (flags without --)");
   c->add_option("--variant", f->variants,
                 "A named set of flags, repeatable: --variant wide:'--d-model 512 --n-head 8'");
-  c->add_option("--file", f->file, "Sweep file (JSON: grid, variants, seeds, flags; see docs/EXPERIMENTS.md)");
+  c->add_option("--file", f->file,
+                "Sweep file, JSON or TOML (*.toml): grid, variants, seeds, flags; see docs/EXPERIMENTS.md");
   c->add_option("--seeds", f->seeds, "Repeats of every setting, with seeds counting up from --seed")
       ->check(CLI::Range(1, 1000));
   c->add_flag("--dry-run", f->dry_run,

@@ -6,7 +6,9 @@
 
 #include "core/check.h"
 #include "core/files.h"
+#include "core/json_limits.h"
 #include "experiment/settings.h"
+#include "experiment/sweep_toml.h"
 
 namespace nt::experiment {
 
@@ -56,6 +58,37 @@ std::vector<std::string> args_of(const nlohmann::json& v, const std::string& whe
     fail("%s: expected flags as a string, a list or an object", where.c_str());
   }
   return out;
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
+std::string json_error_text(const nlohmann::json::exception& e) {
+  const std::string w = e.what();
+  const size_t close = w.find("] ");
+  return close == std::string::npos ? w : w.substr(close + 2);
+}
+
+void parse_variants(const nlohmann::json& v, const SweepFileLocator& at, SweepSpec& s) {
+  const std::string where = at({"variants"}) + ": variants";
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it)
+      s.variants.push_back({it.key(), args_of(*it, at({"variants", it.key()}) + ": variants." + it.key())});
+  } else if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      const nlohmann::json& x = v[i];
+      const std::string item = at({"variants", std::to_string(i)}) + ": variants";
+      if (!x.is_object() || !x.contains("name") || !x["name"].is_string())
+        fail("%s: each variant needs a \"name\" and \"args\"", item.c_str());
+      s.variants.push_back(
+          {x["name"].get<std::string>(), x.contains("args") ? args_of(x["args"], item) : std::vector<std::string>{}});
+    }
+  } else {
+    fail("%s: expected a list of {name, args} or an object of name: args", where.c_str());
+  }
+  for (size_t i = 0; i < s.variants.size(); ++i)
+    if (!plain_name(s.variants[i].name))
+      fail("%s: variant name \"%s\": letters, digits, '-', '_' or '.' only",
+           at({"variants", v.is_array() ? std::to_string(i) : s.variants[i].name}).c_str(),
+           s.variants[i].name.c_str());
 }
 
 }  // namespace
@@ -109,54 +142,45 @@ Variant parse_variant(const std::string& text) {
   return {name, colon == std::string::npos ? std::vector<std::string>{} : split_args(text.substr(colon + 1))};
 }
 
-SweepSpec parse_sweep_file(const nlohmann::json& j, const std::string& path) {
-  if (!j.is_object()) fail("%s: expected a JSON object with grid, variants, seeds and flags", path.c_str());
+SweepSpec parse_sweep_file(const nlohmann::json& j, const std::string& path, const SweepFileLocator& locate) {
+  const auto at = [&](const std::vector<std::string>& keys) { return locate ? locate(keys) : path; };
+  if (!j.is_object()) fail("%s: expected an object with grid, variants, seeds and flags", at({}).c_str());
   SweepSpec s;
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "grid" && it.key() != "variants" && it.key() != "seeds" && it.key() != "flags")
-      fail("%s: unknown key \"%s\" (expected grid, variants, seeds or flags)", path.c_str(), it.key().c_str());
+      fail("%s: unknown key \"%s\" (expected grid, variants, seeds or flags)", at({it.key()}).c_str(),
+           it.key().c_str());
   if (j.contains("grid")) {
-    if (!j["grid"].is_object()) fail("%s: \"grid\" must be an object of flag: [values]", path.c_str());
+    if (!j["grid"].is_object()) fail("%s: \"grid\" must be an object of flag: [values]", at({"grid"}).c_str());
     for (auto it = j["grid"].begin(); it != j["grid"].end(); ++it) {
-      const std::string where = path + ": grid." + it.key();
+      const std::string where = at({"grid", it.key()}) + ": grid." + it.key();
       GridAxis a{strip_dashes(it.key()), {}};
       if (!it->is_array() || it->empty()) fail("%s: expected a non-empty list of values", where.c_str());
       for (const auto& v : *it) a.values.push_back(value_text(v, where));
       s.grid.push_back(std::move(a));
     }
   }
-  if (j.contains("variants")) {
-    const auto& v = j["variants"];
-    const std::string where = path + ": variants";
-    if (v.is_object()) {
-      for (auto it = v.begin(); it != v.end(); ++it)
-        s.variants.push_back({it.key(), args_of(*it, where + "." + it.key())});
-    } else if (v.is_array()) {
-      for (const auto& x : v) {
-        if (!x.is_object() || !x.contains("name") || !x["name"].is_string())
-          fail("%s: each variant needs a \"name\" and \"args\"", where.c_str());
-        s.variants.push_back({x["name"].get<std::string>(),
-                              x.contains("args") ? args_of(x["args"], where) : std::vector<std::string>{}});
-      }
-    } else {
-      fail("%s: expected a list of {name, args} or an object of name: args", where.c_str());
-    }
-    for (const Variant& x : s.variants)
-      if (!plain_name(x.name))
-        fail("%s: variant name \"%s\": letters, digits, '-', '_' or '.' only", path.c_str(), x.name.c_str());
-  }
+  if (j.contains("variants")) parse_variants(j["variants"], at, s);
   if (j.contains("seeds")) {
     if (!j["seeds"].is_number_integer() || j["seeds"].get<int64_t>() < 1 || j["seeds"].get<int64_t>() > 1000)
-      fail("%s: \"seeds\" must be a whole number from 1 to 1000", path.c_str());
+      fail("%s: \"seeds\" must be a whole number from 1 to 1000", at({"seeds"}).c_str());
     s.seeds = j["seeds"].get<int>();
   }
-  if (j.contains("flags")) s.shared_args = args_of(j["flags"], path + ": flags");
+  if (j.contains("flags")) s.shared_args = args_of(j["flags"], at({"flags"}) + ": flags");
   return s;
 }
 
 SweepSpec read_sweep_file(const std::string& path) {
-  const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, false);
-  if (j.is_discarded()) fail("%s: not valid JSON", path.c_str());
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".toml") == 0) {
+    const TomlSweepFile t = read_toml_sweep_file(path);
+    return parse_sweep_file(t.json, path, t.at);
+  }
+  nlohmann::json j;
+  try {
+    j = read_json_file(path);
+  } catch (const nlohmann::json::exception& e) {
+    fail("%s: not valid JSON (%s)", path.c_str(), json_error_text(e).c_str());
+  }
   return parse_sweep_file(j, path);
 }
 

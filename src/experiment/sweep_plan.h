@@ -5,6 +5,7 @@
 // file only handles their text.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -37,9 +38,16 @@ std::vector<GridAxis> parse_grid(const std::string& text);
 Variant parse_variant(const std::string& text);
 // Splits on spaces, keeping '...' and "..." together (the quotes removed).
 std::vector<std::string> split_args(const std::string& text);
-// A sweep file (JSON): {"grid": {"depth": [3, 4]}, "variants": [{"name": "a", "args": "--x 1"}] or
-// {"a": "--x 1"}, "seeds": 2, "flags": "--preset tiny" or {"preset": "tiny"}}. Errors name the file.
-SweepSpec parse_sweep_file(const nlohmann::json& j, const std::string& path);
+// Where a value of a sweep file is, for messages: the file ("sweep.json": JSON keeps no
+// positions) or the file and line ("sweep.toml:12"). keys: the path to the value ({"grid",
+// "depth"}; a list's items by index, {"variants", "0"}); empty for the whole file.
+using SweepFileLocator = std::function<std::string(const std::vector<std::string>& keys)>;
+// A sweep file's contents: {"grid": {"depth": [3, 4]}, "variants": [{"name": "a", "args": "--x 1"}]
+// or {"a": "--x 1"}, "seeds": 2, "flags": "--preset tiny" or {"preset": "tiny"}}, from JSON or
+// TOML. Errors name the file (and the line, where `at` knows it).
+SweepSpec parse_sweep_file(const nlohmann::json& j, const std::string& path, const SweepFileLocator& at = nullptr);
+// A sweep file: *.toml as TOML (experiment/sweep_toml.h), anything else as JSON, both within
+// core/json_limits.h's size and depth limits.
 SweepSpec read_sweep_file(const std::string& path);
 // Adds `more` to `spec` (a grid key or a variant name given twice is an error; seeds and shared
 // flags given in `more` take precedence).

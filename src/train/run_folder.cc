@@ -18,6 +18,7 @@
 #include "core/check.h"
 #include "core/files.h"
 #include "core/json_limits.h"
+#include "train/tensorboard_log.h"
 #include "model/weights_io.h"
 
 namespace nt {
@@ -127,6 +128,7 @@ void RunFolder::claim(RunMode mode, bool lock_was_there) {
 RunFolder::~RunFolder() { release(); }
 
 void RunFolder::release() {
+  tensorboard_.reset();
   if (metrics_fd_ >= 0) ::close(metrics_fd_);
   metrics_fd_ = -1;
   // A run that stopped before writing anything (a bad flag, missing data) leaves no folder behind.
@@ -157,6 +159,8 @@ void RunFolder::open_metrics(int64_t keep_lines) {
   if (resume_ || follower_) metrics_lines_ = keep_lines;
   if (follower_) return;
   if (resume_) truncate_lines(path, keep_lines);
+  // The events of the dropped lines go too, whether or not this run writes events.
+  if (resume_) trim_event_files(tensorboard_dir(dir_), keep_lines);
   // Never through a link into somebody else's file, never into a FIFO or a device.
   refuse_non_regular(path);
   metrics_fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (resume_ ? O_APPEND : O_TRUNC), 0644);
@@ -176,6 +180,11 @@ void RunFolder::log_metric(const nlohmann::json& j) {
     done += size_t(n);
   }
   ++metrics_lines_;
+  if (tensorboard_) tensorboard_->log(j);
+}
+
+void RunFolder::open_tensorboard() {
+  if (!follower_) tensorboard_ = std::make_unique<TensorBoardLog>(dir_, metrics_lines_);
 }
 
 std::string RunFolder::read_metrics() const { return read_file(metrics_path()); }

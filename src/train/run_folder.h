@@ -4,6 +4,7 @@
 //   metrics.jsonl      one line per step and per evaluation
 //   summary.json       the final figures (train/train_summary.h)
 //   loss.svg           the loss chart; profile.svg and trace.json with --profile
+//   tensorboard/       TensorBoard event files with --tensorboard (train/tensorboard_log.h)
 //   model.safetensors  the final weights, with the tokenizer's name and identity
 //   checkpoints/       step-NNNNNNNN.safetensors (train/checkpoint.h)
 //   the tokenizer's own files (tokenizer/tokenizer.h)
@@ -26,6 +27,8 @@
 #include "train/checkpoint.h"
 
 namespace nt {
+
+class TensorBoardLog;
 
 // The files sample and eval read, named here once.
 inline constexpr const char* kConfigFile = "config.json";
@@ -68,6 +71,8 @@ class RunFolder {
   // (those its checkpoint counted) and appends.
   void open_metrics(int64_t keep_lines);
   void log_metric(const nlohmann::json& j);  // one line, flushed
+  // From now on every metrics line is also a TensorBoard event (after open_metrics).
+  void open_tensorboard();
   int64_t metrics_lines() const { return metrics_lines_; }
   std::string read_metrics() const;
 
@@ -90,6 +95,7 @@ class RunFolder {
   std::string run_id_;
   int metrics_fd_ = -1;
   int64_t metrics_lines_ = 0;
+  std::unique_ptr<TensorBoardLog> tensorboard_;
 };
 
 // "runs/<date>-<time>" for a run without --run-dir ("-2", "-3", ... after it if that exists).

@@ -42,6 +42,7 @@ struct TrainConfig {
   int sample_tokens = 64;
   std::string sample_prompt = "The ";
   bool quiet = false;
+  bool tensorboard = false;        // also write metrics as TensorBoard events in RUN/tensorboard/
   std::string save_every = "10m";  // "0" (only at the end), "N" steps, or a training-time duration
   int keep_checkpoints = 2;        // newest N checkpoints kept
   std::string on_nan = "stop";     // "stop" or "rollback" (to the last checkpoint, halving LRs)
@@ -122,6 +123,8 @@ void TrainConfig::for_each_field(V&& v) {
                           "after training)",
                   .group = g, .min = 0, .finite = true, .error = "must be positive and finite"});
   v(quiet, {.flag = "--quiet", .help = "No progress output", .group = g, .resume_may_change = true});
+  v(tensorboard, {.flag = "--tensorboard", .help = "Also write the metrics as TensorBoard events in RUN/tensorboard/",
+                  .group = g, .resume_may_change = true});
   g = "Checkpoints and faults";
   v(save_every, {.key = "save_every", .flag = "--save-every",
                  .help = "Checkpoint every N steps or training-time duration (0 = end only)", .group = g,

@@ -175,6 +175,7 @@ TrainSummary run_training(const TrainConfig& given) {
   run.write_json(run.config_path(), config);
   progress.print("config: " + config.dump());
   run.open_metrics(resume ? resume->state.metrics_lines : 0);
+  if (cfg.tensorboard) run.open_tensorboard();
   progress.print("run folder: " + run.dir() + " | " + plan_batch_line(plan));
 
   TrainLoop loop(plan, ds, run, progress, peak.gflops);

@@ -326,6 +326,21 @@ refused "eval core with no bundle" "nope" "$NT" eval core --run-dir "$TMP/run" -
 refused "eval bpb of no run" "nope" "$NT" eval bpb --run-dir "$TMP/nope" --input "$TMP/text"
 refused "sample a prompt longer than the context" "--prompt" "$NT" sample --run-dir "$TMP/run" --prompt "$(head -c 20000 /usr/share/common-licenses/GPL-3)"
 
+# --- sweep files in TOML
+SWT=(sweep --data "$TMP/data" --preset tiny --dry-run)
+$PY -c "print('[grid]\nx = ' + '['*100000 + ']'*100000)" >"$TMP/deep.toml"
+refused "a TOML sweep file nested 100000 deep" "deep.toml:2:[0-9]+: not valid TOML" "$NT" "${SWT[@]}" --out "$(fresh)" --file "$TMP/deep.toml"
+$PY -c "print('.'.join(['a'] * 1000000) + ' = 1')" >"$TMP/dotted.toml"
+refused "a TOML key of a million dotted parts" "dotted.toml:1: a key of more than 64" "$NT" "${SWT[@]}" --out "$(fresh)" --file "$TMP/dotted.toml"
+$PY -c "print('seeds = 1\n# ' + 'x' * (9 << 20))" >"$TMP/huge.toml"
+refused "a 9 MB TOML sweep file" "huge.toml: .*more than the" "$NT" "${SWT[@]}" --out "$(fresh)" --file "$TMP/huge.toml"
+printf 'seeds = "\xff\xfe"\n' >"$TMP/utf.toml"
+refused "TOML that is not UTF-8" "utf.toml:1:[0-9]+: not valid TOML" "$NT" "${SWT[@]}" --out "$(fresh)" --file "$TMP/utf.toml"
+mkfifo "$TMP/fifo.toml"
+refused "a TOML sweep file that is a FIFO" "fifo.toml" "$NT" "${SWT[@]}" --out "$(fresh)" --file "$TMP/fifo.toml"
+printf '[grid]\ndepth = [2]\nlr-matrix = [nan]\n' >"$TMP/nan.toml"
+refused "a NaN in a TOML grid" "nan.toml:3: nan is not" "$NT" "${SWT[@]}" --out "$(fresh)" --file "$TMP/nan.toml"
+
 # --- and after all that, the good run still works
 works "the finished run still samples" "$NT" sample --run-dir "$TMP/run" --max-tokens 8
 works "and evaluates" "$NT" eval bpb --run-dir "$TMP/run" --input "$TMP/text/GPL-3"

@@ -192,7 +192,7 @@ TEST(TrainConfig, CommandLineOptionsComeFromTheFields) {
   CLI::App app{"t"};
   cli::add_field_options(&app, *cfg);
   std::vector<std::string> want = flags_of(*cfg);
-  EXPECT_EQ(want.size(), 85u);  // every flag of `train --help`
+  EXPECT_EQ(want.size(), 86u);  // every flag of `train --help`
   for (const auto& flag : want) EXPECT_NE(app.get_option_no_throw(flag), nullptr) << flag;
   app.parse("--rope-base 500 --muon-momentum 0.9 --quiet --warmup-frac 0.1 --batch-size 8 --on-nan rollback --seed 3",
             false);
@@ -223,7 +223,7 @@ TEST(TrainConfig, OnlyPerInvocationFlagsGoWithResume) {
   TrainConfig cfg;
   const std::vector<std::string> flags = cli::resume_flags(cfg);
   EXPECT_EQ(std::set<std::string>(flags.begin(), flags.end()),
-            (std::set<std::string>{"--threads", "--quiet", "--resume"}));
+            (std::set<std::string>{"--threads", "--quiet", "--resume", "--tensorboard"}));
 }
 
 TEST(TrainConfig, ResumeTakesOnlyThePerInvocationSettings) {
