@@ -7,6 +7,7 @@
 #include "core/duration.h"
 #include "core/system.h"
 #include "dist/comm.h"
+#include "train/preset_optim.h"
 
 namespace nt {
 
@@ -55,6 +56,7 @@ void plan_model(TrainPlan& p, const Tokenizer& tok) {
     fail("--total-batch-tokens %lld: its %lld micro-batches of --batch-size x seq_len do not divide among %d ranks",
          (long long)p.step_tokens, (long long)p.accum, p.ranks);
   p.optim = cfg.optim;
+  apply_preset_optim(cfg.shape.preset, mc.d_model, p.optim);
   p.optim.resolve(mc.d_model);
   p.optim.bf16_newton_schulz = p.prec == Precision::kBf16;
   p.eval_B = cfg.eval_batch_size > 0 ? cfg.eval_batch_size : p.B;
