@@ -125,7 +125,8 @@ void check_full_window_is_causal(const KernelTable& kt, int64_t T) {
   for (const auto& [fwd, bwd] : kinds) {
     std::vector<std::vector<float>> results;
     for (int64_t w : {kFullWindow, T, T - 1}) {
-      std::vector<float> o(size_t(nq)), l(size_t(B * H * T)), dq(size_t(nq)), dk(size_t(nk)), dv(size_t(nk));
+      const auto sq = static_cast<size_t>(nq), sk = static_cast<size_t>(nk);
+      std::vector<float> o(sq), l(static_cast<size_t>(B * H * T)), dq(sq), dk(sk), dv(sk);
       fwd(o.data(), l.data(), q.data(), k.data(), v.data(), B, T, H, KVH, D, w);
       bwd(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), o.data(), l.data(), B, T, H,
           KVH, D, w);
@@ -149,7 +150,7 @@ TEST(KernelAttentionWindow, KeysOutsideTheWindowDoNotCount) {
   const int64_t nq = B * T * H * D, nk = B * T * KVH * D;
   const auto q = to_f32(randn(nq, 70)), k = to_f32(randn(nk, 71)), v = to_f32(randn(nk, 72));
   test::for_each_runnable_table([&](const KernelTable& kt) {
-    std::vector<float> o(size_t(nq)), o2(size_t(nq)), l(size_t(B * H * T));
+    std::vector<float> o(static_cast<size_t>(nq)), o2(o.size()), l(static_cast<size_t>(B * H * T));
     kt.attention_fwd(o.data(), l.data(), q.data(), k.data(), v.data(), B, T, H, KVH, D, W);
     auto v2 = v;
     for (int64_t j = 0; j < 100; ++j)  // keys 0..99 change: only queries up to 99 + W may see them
