@@ -16,7 +16,7 @@ void check_window_pattern(const char* flag, const std::string& pattern) {
 }
 
 int64_t ModelConfig::short_window_keys() const {
-  return short_window > 0 ? short_window : (int64_t(seq_len) / 4 + 127) / 128 * 128;
+  return short_window > 0 ? short_window : (int64_t(seq_len) + 511) / 512 * 128;  // ceil(T / 4 / 128) * 128
 }
 
 int64_t ModelConfig::attention_window(int l) const {

@@ -29,7 +29,9 @@ TrainPlan plan_settings(const TrainConfig& cfg) {
   p.pack = cfg.packing == "stream" ? PackMode::Stream : PackMode::BestFit;
   p.backend = &backend_for_device(cfg.device);
   p.kernels = &p.backend->kernels();
-  p.prec = cfg.dtype.empty() ? p.backend->default_precision() : parse_precision(cfg.dtype.c_str());
+  p.prec = !cfg.dtype.empty()                ? parse_precision(cfg.dtype.c_str())
+           : preset_precision(cfg.shape.preset) ? *preset_precision(cfg.shape.preset)
+                                                : p.backend->default_precision();
   p.machine = p.backend->describe();
   const dist::Comm& comm = dist::world();
   p.ranks = comm.size();
