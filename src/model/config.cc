@@ -12,7 +12,8 @@ void check_window_pattern(const char* flag, const std::string& pattern) {
   if (pattern.empty()) fail("%s: must not be empty (a string of S and L, e.g. SSSL)", flag);
   if (pattern.size() > 1024) fail("%s: longer than 1024 layers", flag);
   for (char ch : pattern)
-    if (ch != 'S' && ch != 'L') fail("%s %s: only S (short window) and L (full context) allowed", flag, pattern.c_str());
+    if (ch != 'S' && ch != 'L')
+      fail("%s %s: only S (short window) and L (full context) allowed", flag, pattern.c_str());
 }
 
 int64_t ModelConfig::short_window_keys() const {

@@ -84,7 +84,8 @@ void check_attention_bf16(const KernelTable& kt, const AttentionCase& cs) {
   for (int64_t off : {int64_t(0), int64_t(1)}) {
     const std::string at_off = at + " offset " + std::to_string(off);
     Buffer<float> got_o(size_t(nq + 1)), got_l(lse.size());
-    kt.attention_fwd_bf16(got_o.data() + off, got_l.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D, s.W);
+    kt.attention_fwd_bf16(got_o.data() + off, got_l.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH,
+                          s.D, s.W);
     const auto o = to_f64(got_o.data() + off, size_t(nq)), l = to_f64(got_l.data(), lse.size());
     // (2e-3: the AVX-512 bf16 kernels' exp, good to 6e-5 before P is rounded to bf16, turns a few
     // of P's roundings the other way; measured up to 1.4e-3 where exp16 gave under 1e-3.)

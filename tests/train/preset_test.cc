@@ -25,7 +25,8 @@ std::set<std::string> changed(const nlohmann::json& a, const nlohmann::json& b) 
 TEST(PresetNanochat, ModelIsTheCpuShapesWithNanochatsVariants) {
   ShapeFlags cpu, nanochat;
   nanochat.preset = "nanochat";
-  const nlohmann::json a = resolve_model_config(cpu, 8192).to_json(), b = resolve_model_config(nanochat, 8192).to_json();
+  const nlohmann::json a = resolve_model_config(cpu, 8192).to_json();
+  const nlohmann::json b = resolve_model_config(nanochat, 8192).to_json();
   EXPECT_EQ(changed(a, b), (std::set<std::string>{"window_pattern", "value_embeds", "resid_scalars", "smear",
                                                    "backout", "qk_scale", "rope_base"}));
   EXPECT_EQ(b.at("window_pattern"), "SSSL");

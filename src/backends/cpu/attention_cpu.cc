@@ -2,7 +2,8 @@
 // Causal grouped-query attention as blocked small GEMMs (flash-style tiling over queries).
 //
 // A task owns a block of kQBlock query rows of one head. Its scores against the visible keys
-// (S = Q_blk K[k0:i1]^T, kQBlock x (i1 - k0); k0 = 0, or where a sliding window starts) live in a per-thread scratch of kQBlock x T floats:
+// (S = Q_blk K[k0:i1]^T, kQBlock x (i1 - k0); k0 = 0, or where a sliding window starts) live in
+// a per-thread scratch of kQBlock x T floats:
 // memory is O(kQBlock T) per thread, never T x T per head. Each softmax row is exact (the whole
 // visible row is in the block), so no online rescaling is needed. The products are oneDNN
 // sgemm calls made from inside the OpenMP region, where oneDNN runs them on the calling thread.

@@ -86,7 +86,9 @@ inline void transpose(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t l
 // starts, rounded down to kWindowAlign keys (even, so pair layouts stay whole; whole 64-byte
 // lines of bf16 pairs).
 constexpr int64_t kWindowAlign = 16;
-inline int64_t window_start(int64_t i0, int64_t W) { return std::max<int64_t>(0, i0 - W) / kWindowAlign * kWindowAlign; }
+inline int64_t window_start(int64_t i0, int64_t W) {
+  return std::max<int64_t>(0, i0 - W) / kWindowAlign * kWindowAlign;
+}
 
 // The attention's per-thread scratch buffers (cpu_ops.h's thread_scratch).
 enum Slot {
