@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "cli/bench.h"
@@ -13,36 +14,54 @@
 
 namespace nt::cli::bench {
 
-// Causal QK^T and PV (2 GEMMs of T*T/2*D per head); the backward recomputes S and does 4 more.
-void bench_attention(KernelRows& r) {
+namespace {
+
+// Causal QK^T and PV (2 GEMMs of (query, visible key) pairs x D per head, T*(T+1)/2 pairs
+// without a window); the backward recomputes S and does 4 more. window: kernels.h's, suffix
+// names the rows.
+void bench_attention_window(KernelRows& r, int64_t window, const std::string& suffix) {
   const KernelTable& k = r.k;
-  const int64_t B = r.B, N = r.N, H = r.H, D = r.D, T = r.T;
+  const int64_t B = r.B, N = r.N, H = r.H, D = r.D, T = r.T, W = window;
   const double fma = r.peaks.fma, pbf16 = r.peaks.bf16_gflops;
   auto &a = r.a, &b = r.b, &cbuf = r.cbuf, &d = r.d, &e = r.e;
-  const double fwd_fl = 2.0 * 2.0 * double(B) * H * (double(T) * (T + 1) / 2) * D;
+  double pairs = 0;  // (query, key) pairs a head computes
+  for (int64_t t = 0; t < T; ++t) pairs += double(std::min(t, W) + 1);
+  const double fwd_fl = 2.0 * 2.0 * double(B) * H * pairs * D;
   // fp32 q, k, v in, O and the log-sum-exp out; backward: q, k, v, O, dO and the log-sum-exp
   // in, dq, dk, dv out.
   const double qkvo = 4.0 * double(N) * H * D, lse_bytes = 4.0 * double(B) * H * T;
   const double fwd_bytes = 4 * qkvo + lse_bytes, bwd_bytes = 8 * qkvo + lse_bytes;
   Buffer<float> lse{size_t(B * H * T)};
   fill_rand(a.data(), size_t(N * H * D), 7, 1.0f);
-  r.report("attention fwd", r.time([&] {
-             k.attention_fwd(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D);
+  r.report("attention fwd" + suffix, r.time([&] {
+             k.attention_fwd(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D, W);
            }), fwd_fl, fwd_bytes, fma);
-  k.attention_fwd(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D);
+  k.attention_fwd(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D, W);
   Buffer<float> dq{size_t(N * H * D)}, dk{size_t(N * H * D)}, dv{size_t(N * H * D)};
-  r.report("attention bwd", r.time([&] {
+  r.report("attention bwd" + suffix, r.time([&] {
              k.attention_bwd(dq.data(), dk.data(), dv.data(), e.data(), a.data(), b.data(), cbuf.data(), d.data(),
-                             lse.data(), B, T, H, H, D);
+                             lse.data(), B, T, H, H, D, W);
            }), 2.5 * fwd_fl, bwd_bytes, fma);
-  r.report("attention fwd bf16", r.time([&] {
-             k.attention_fwd_bf16(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D);
+  r.report("attention fwd bf16" + suffix, r.time([&] {
+             k.attention_fwd_bf16(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D, W);
            }), fwd_fl, fwd_bytes, pbf16);
-  k.attention_fwd_bf16(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D);
-  r.report("attention bwd bf16", r.time([&] {
+  k.attention_fwd_bf16(d.data(), lse.data(), a.data(), b.data(), cbuf.data(), B, T, H, H, D, W);
+  r.report("attention bwd bf16" + suffix, r.time([&] {
              k.attention_bwd_bf16(dq.data(), dk.data(), dv.data(), e.data(), a.data(), b.data(), cbuf.data(),
-                                  d.data(), lse.data(), B, T, H, H, D);
+                                  d.data(), lse.data(), B, T, H, H, D, W);
            }), 2.5 * fwd_fl, bwd_bytes, pbf16);
+}
+
+}  // namespace
+
+// The causal attention, then (where it is shorter than the sequence) under the short window of
+// --window-pattern's S layers at these shapes.
+void bench_attention(KernelRows& r) {
+  bench_attention_window(r, kFullWindow, "");
+  ModelConfig c;
+  c.seq_len = int(r.T);
+  const int64_t w = c.short_window_keys();
+  if (w < r.T - 1) bench_attention_window(r, w, " window " + std::to_string(w));
 }
 
 namespace {

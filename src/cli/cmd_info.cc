@@ -13,6 +13,7 @@
 #include "model/config.h"
 #include "model/gpt.h"
 #include "optim/optim_config.h"
+#include "train/preset_optim.h"
 
 namespace nt::cli {
 
@@ -40,6 +41,7 @@ void add_info_command(CLI::App& app) {
                 (long long)count_matmul_params(m), flops_per_token(m, m.seq_len) / 1e6);
     std::printf("activations at batch %d: %.1f MiB\n", *batch, Gpt::activation_bytes(m, *batch, m.seq_len) / 1048576.0);
     std::printf("available memory: %.1f GiB\n", available_memory_bytes() / 1073741824.0);
+    apply_preset_optim(f->preset, m.d_model, *optim);
     optim->resolve(m.d_model);
     std::printf("optimizer: %s\n", optim->to_json().dump().c_str());
   });

@@ -117,21 +117,22 @@ class CachedDecoder {
     k_.rope_norm_fwd(q_.data(), rstd_.data(), cs, sn, 1, 1, H, D, eps);
     k_.rope_norm_fwd(kc + pos * KD, rstd_.data(), cs, sn, 1, 1, KVH, D, eps);
     const float scale = float(c_.qk_scale * c_.qk_scale) / std::sqrt(float(D));
+    const int64_t j0 = std::max<int64_t>(0, pos - c_.attention_window(l));  // the layer's window
     for (int64_t h = 0; h < H; ++h) {
       const int64_t g = h / (H / KVH);
       const float* qh = q_.data() + h * D;
       float mx = -INFINITY;
-      for (int64_t j = 0; j <= pos; ++j) {
+      for (int64_t j = j0; j <= pos; ++j) {
         float s = 0;
         for (int64_t e = 0; e < D; ++e) s += qh[e] * kc[j * KD + g * D + e];
         scores_[size_t(j)] = s * scale;
         mx = std::max(mx, scores_[size_t(j)]);
       }
       float sum = 0;
-      for (int64_t j = 0; j <= pos; ++j) sum += scores_[size_t(j)] = std::exp(scores_[size_t(j)] - mx);
+      for (int64_t j = j0; j <= pos; ++j) sum += scores_[size_t(j)] = std::exp(scores_[size_t(j)] - mx);
       float* o = att_.data() + h * D;
       std::fill(o, o + D, 0.0f);
-      for (int64_t j = 0; j <= pos; ++j) {
+      for (int64_t j = j0; j <= pos; ++j) {
         const float p = scores_[size_t(j)] / sum;
         for (int64_t e = 0; e < D; ++e) o[e] += p * vc[j * KD + g * D + e];
       }

@@ -20,6 +20,9 @@
 
 namespace nt {
 
+// The attention window that covers every key of any sequence: plain causal attention.
+inline constexpr int64_t kFullWindow = INT64_MAX / 4;
+
 struct KernelTable {
   const char* name;  // "ref", "cpu-avx2", "cpu-avx512", "cpu-avx512bf16", "cpu-amx"
 
@@ -67,12 +70,14 @@ struct KernelTable {
 
   // Causal attention with scale 1/sqrt(D) and grouped-query heads (query head h reads kv head
   // h / (H / KVH)). q (B,T,H,D), k, v (B,T,KVH,D) -> out (B,T,H,D), lse (B,H,T) saved.
+  // window W >= 0: query t attends to keys max(0, t - W) .. t (sliding-window attention; the
+  // kernels skip key blocks wholly outside it); W >= T - 1 (e.g. kFullWindow) is plain causal.
   void (*attention_fwd)(float* out, float* lse, const float* q, const float* k, const float* v,
-                        int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d);
+                        int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d, int64_t window);
   // dq, dk, dv overwritten.
   void (*attention_bwd)(float* dq, float* dk, float* dv, const float* dout, const float* q,
                         const float* k, const float* v, const float* out, const float* lse,
-                        int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d);
+                        int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d, int64_t window);
 
   // out = relu(x)^2 ; dinp = dout * 2 relu(x).
   void (*relu2_fwd)(float* out, const float* inp, int64_t n);
@@ -153,10 +158,10 @@ struct KernelTable {
   // and every accumulation stay fp32 (the softmax's exp may be good to only 1e-4 relative: it is
   // rounded to bf16 right after). ref::attention_*_bf16 is the executable spec.
   void (*attention_fwd_bf16)(float* out, float* lse, const float* q, const float* k, const float* v,
-                             int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d);
+                             int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d, int64_t window);
   void (*attention_bwd_bf16)(float* dq, float* dk, float* dv, const float* dout, const float* q,
                              const float* k, const float* v, const float* out, const float* lse,
-                             int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d);
+                             int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d, int64_t window);
 
   // The bf16 GEMMs run on matrix tiles (AMX): several times the fp32 rate rather than about
   // twice, which changes which Newton-Schulz iteration is cheaper in bf16.

@@ -1,9 +1,29 @@
 // SPDX-License-Identifier: MIT
 #include "model/config.h"
 
+#include <algorithm>
+
 #include "core/check.h"
+#include "kernels/kernels.h"
 
 namespace nt {
+
+void check_window_pattern(const char* flag, const std::string& pattern) {
+  if (pattern.empty()) fail("%s: must not be empty (a string of S and L, e.g. SSSL)", flag);
+  if (pattern.size() > 1024) fail("%s: longer than 1024 layers", flag);
+  for (char ch : pattern)
+    if (ch != 'S' && ch != 'L')
+      fail("%s %s: only S (short window) and L (full context) allowed", flag, pattern.c_str());
+}
+
+int64_t ModelConfig::short_window_keys() const {
+  return short_window > 0 ? short_window : (int64_t(seq_len) + 511) / 512 * 128;  // ceil(T / 4 / 128) * 128
+}
+
+int64_t ModelConfig::attention_window(int l) const {
+  if (l == depth - 1 || window_pattern.empty()) return kFullWindow;
+  return window_pattern[size_t(l) % window_pattern.size()] == 'S' ? short_window_keys() : kFullWindow;
+}
 
 void ModelConfig::validate() const {
   auto pos = [](int v, const char* flag) {
@@ -66,6 +86,17 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
   return c;
 }
 
+void apply_nanochat_variants(ModelVariants& v) {
+  const ModelVariants base;
+  if (v.window_pattern == base.window_pattern) v.window_pattern = "SSSL";
+  if (v.value_embeds == base.value_embeds) v.value_embeds = true;
+  if (v.resid_scalars == base.resid_scalars) v.resid_scalars = true;
+  if (v.smear == base.smear) v.smear = true;
+  if (v.backout == base.backout) v.backout = true;
+  if (v.qk_scale == base.qk_scale) v.qk_scale = 1.2;
+  // The soft-cap (15), the ReLU² MLP and the untied head are nanochat's and the baseline's alike.
+}
+
 ModelConfig resolve_model_config(const ShapeFlags& f, int data_vocab) {
   ModelConfig c;
   static_cast<ModelVariants&>(c) = f;
@@ -73,16 +104,18 @@ ModelConfig resolve_model_config(const ShapeFlags& f, int data_vocab) {
   if (f.preset == "tiny") {
     // Tests and smoke runs: trains in seconds.
     c.depth = 2, c.d_model = 64, c.n_head = 2, c.n_kv_head = 2, c.head_dim = 32, c.seq_len = 64;
-  } else if (f.preset == "cpu") {
+  } else if (f.preset == "cpu" || f.preset == "nanochat") {
     // The default: a few-million-parameter model that makes real progress in 5 minutes on 2 cores
-    // (docs/BENCHMARKS.md).
+    // (docs/BENCHMARKS.md). nanochat: the same shapes with nanochat's current variants, so that
+    // the two compare in the same budget.
     c.depth = 4, c.d_model = 256, c.n_head = 4, c.n_kv_head = 4, c.head_dim = 64, c.seq_len = 256;
+    if (f.preset == "nanochat") apply_nanochat_variants(c), c.rope_base = kNanochatRopeBase;
   } else if (f.preset == "frontier") {
     // The competition baseline: depth 8, d_model 512 (4 heads of 128), vocab 32768, T 2048.
     c.depth = 8, c.d_model = 512, c.n_head = 4, c.n_kv_head = 4, c.head_dim = 128, c.seq_len = 2048;
     c.vocab_size = 32768, fixed_vocab = true;
   } else {
-    fail("--preset %s: unknown preset (tiny, cpu, frontier)", f.preset.c_str());
+    fail("--preset %s: unknown preset (tiny, cpu, frontier, nanochat)", f.preset.c_str());
   }
   if (f.depth < 0 || f.d_model < 0 || f.n_head < 0 || f.n_kv_head < 0 || f.head_dim < 0 || f.seq_len < 0 ||
       f.vocab_size < 0)
@@ -134,9 +167,17 @@ int64_t count_matmul_params(const ModelConfig& c) {
   return c.depth * per_layer + gates + int64_t(c.vocab_size) * C;
 }
 
+double attention_keys_per_query(int64_t window, int64_t seq_len) {
+  // The causal triangle (T^2 / 2) less the one below the window's band ((T - W)^2 / 2), over T.
+  const double T = double(seq_len), W = double(std::min(window, seq_len));
+  return T / 2 - (T - W) * (T - W) / (2 * T);
+}
+
 double flops_per_token(const ModelConfig& c, int seq_len) {
-  // Causal attention: QK^T and PV, forward + backward (x3), half the matrix on average.
-  const double attn = 12.0 * c.depth * c.n_head * c.head_dim * seq_len / 2.0;
+  // Attention: QK^T and PV, forward + backward (x3), over the keys each query sees.
+  double keys = 0;
+  for (int l = 0; l < c.depth; ++l) keys += attention_keys_per_query(c.attention_window(l), seq_len);
+  const double attn = 12.0 * c.n_head * c.head_dim * keys;
   return 6.0 * double(count_matmul_params(c)) + attn;
 }
 

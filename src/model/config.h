@@ -10,6 +10,10 @@
 
 namespace nt {
 
+// --window-pattern: a non-empty string of S (short window) and L (full context); fails naming
+// the flag otherwise.
+void check_window_pattern(const char* flag, const std::string& pattern);
+
 // The architecture's variants, each off by default (the baseline above); shared by ModelConfig
 // and the command line's ShapeFlags, so that flags, config.json and the weights' metadata all
 // come from this one list. docs/FORMATS.md names the tensors each adds.
@@ -22,6 +26,8 @@ struct ModelVariants {
   bool smear = false;           // previous-token mix after the embedding
   bool backout = false;         // x -= backout_lambda x_mid before the final norm
   bool value_embeds = false;    // per-layer value embeddings added into v
+  std::string window_pattern = "L";  // per-layer attention windows, tiled over the layers (nanochat: SSSL)
+  int short_window = 0;              // S's window; 0: ceil(T / 4 / 128) * 128
 
   template <class V>
   void for_each_field(V&& v) {
@@ -46,6 +52,14 @@ struct ModelVariants {
     v(value_embeds, {.key = "value_embeds", .flag = "--value-embeds",
                      .help = "Value embeddings added into v on alternating layers and the last", .group = g,
                      .optional = true});
+    v(window_pattern, {.key = "window_pattern", .flag = "--window-pattern",
+                       .help = "Attention windows tiled over the layers, the last always L: S short, L full "
+                               "context (nanochat: SSSL)",
+                       .group = g, .show_default = true, .optional = true, .check = check_window_pattern});
+    v(short_window, {.key = "short_window", .flag = "--short-window",
+                     .help = "Keys before the query an S layer attends to (0: ceil(T/4/128)*128)", .group = g,
+                     .show_default = true, .optional = true, .min = 0, .max = 1 << 20,
+                     .error = "must be in [0, 1048576]"});
   }
 };
 
@@ -69,6 +83,18 @@ struct ModelConfig : ModelVariants {
   bool has_value_embed(int l) const { return value_embeds && l % 2 == (depth - 1) % 2; }
   // The layer whose output the backout subtracts.
   int backout_layer() const { return depth / 2; }
+  // Layer l's attention window W (query t attends to keys t - W .. t): the pattern tiled over the
+  // layers, the last layer always L; L is the whole sequence (kernels.h's kFullWindow), S is
+  // short_window, or ceil(seq_len / 4 / 128) * 128 when that is 0.
+  int64_t attention_window(int l) const;
+  // S's window at this config's seq_len.
+  int64_t short_window_keys() const;
+  // Whether some layer's window leaves out keys of a seq_len sequence.
+  bool has_short_windows() const {
+    for (int l = 0; l < depth; ++l)
+      if (attention_window(l) < seq_len - 1) return true;
+    return false;
+  }
   // Throws nt::Error naming the offending flag.
   void validate() const;
   nlohmann::json to_json() const;
@@ -85,7 +111,10 @@ struct ShapeFlags : ModelVariants {
 
   template <class V>
   void for_each_field(V&& v) {
-    v(preset, {.key = "preset", .flag = "--preset", .help = "tiny | cpu | frontier", .show_default = true});
+    v(preset, {.key = "preset", .flag = "--preset",
+               .help = "tiny | cpu | frontier | nanochat (the cpu shapes with nanochat's model and optimizer "
+                       "variants, docs/VARIANTS.md)",
+               .show_default = true});
     v(depth, {.key = "depth", .flag = "--depth", .help = "Layers; sets d_model = 64*depth rounded up to --head-dim",
               .cli_positive = true});
     v(d_model, {.key = "d_model", .flag = "--d-model", .help = "Model width", .cli_positive = true});
@@ -101,6 +130,13 @@ struct ShapeFlags : ModelVariants {
   }
 };
 
+// --preset nanochat's model variants (nanochat's current model: short windows SSSL, value
+// embeddings, residual scalars, smear, backout, QK scale 1.2), each set only where v still holds
+// the baseline's value, so that a flag given with another value wins.
+void apply_nanochat_variants(ModelVariants& v);
+// --preset nanochat's rotary base (nanochat: 100000).
+inline constexpr double kNanochatRopeBase = 100000.0;
+
 // Preset, then nanochat's convention for --depth (d_model = 64*depth rounded up to a multiple of
 // head_dim, n_head = d_model / head_dim), then explicit overrides. The vocabulary defaults to
 // the data's tokenizer (data_vocab) unless the preset or a flag fixes it.
@@ -109,7 +145,10 @@ ModelConfig resolve_model_config(const ShapeFlags& f, int data_vocab);
 // Parameter counts.
 int64_t count_params(const ModelConfig& c);
 int64_t count_matmul_params(const ModelConfig& c);  // everything except the embedding lookup
-// Training FLOPs per token: 6 * matmul params + attention (12 * L * H * D * T / 2, causal).
+// Training FLOPs per token: 6 * matmul params + attention, 12 * H * D * (the mean number of keys
+// a query sees) a layer: T / 2 causal, T / 2 - (T - W)^2 / (2 T) under a window W < T.
 double flops_per_token(const ModelConfig& c, int seq_len);
+// The mean keys a query of a length-T sequence sees under window W, in flops_per_token's terms.
+double attention_keys_per_query(int64_t window, int64_t seq_len);
 
 }  // namespace nt

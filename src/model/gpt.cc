@@ -188,7 +188,8 @@ void Gpt::forward_layer(int l, const ModelTensors& w, const int32_t* inputs, int
   }
   {
     profile::Zone z(profile::kAttention);
-    ops_->attention_fwd(a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, T, H, KVH, D);
+    ops_->attention_fwd(a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, T, H, KVH, D,
+                        cfg_.attention_window(l));
   }
   {
     profile::Zone z(profile::kAttnOut);

@@ -72,7 +72,7 @@ void Gpt::backward_layer(int l, const ModelTensors& w, const ModelTensors& g, co
   {
     Zone z(profile::kAttention);
     ops_->attention_bwd(dq_.data(), dk_.data(), dv_.data(), datt_.data(), a.q.data(), a.k.data(), a.v.data(),
-                        a.att.data(), a.lse.data(), B, T, H, KVH, D);
+                        a.att.data(), a.lse.data(), B, T, H, KVH, D, cfg_.attention_window(l));
   }
   {
     Zone z(profile::kRope);  // QK-norm + rotary, fused

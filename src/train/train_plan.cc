@@ -7,6 +7,7 @@
 #include "core/duration.h"
 #include "core/system.h"
 #include "dist/comm.h"
+#include "train/preset_optim.h"
 #include "train/ranks.h"
 
 namespace nt {
@@ -29,7 +30,9 @@ TrainPlan plan_settings(const TrainConfig& cfg) {
   p.pack = cfg.packing == "stream" ? PackMode::Stream : PackMode::BestFit;
   p.backend = &backend_for_device(cfg.device);
   p.kernels = &p.backend->kernels();
-  p.prec = cfg.dtype.empty() ? p.backend->default_precision() : parse_precision(cfg.dtype.c_str());
+  p.prec = !cfg.dtype.empty()                ? parse_precision(cfg.dtype.c_str())
+           : preset_precision(cfg.shape.preset) ? *preset_precision(cfg.shape.preset)
+                                                : p.backend->default_precision();
   p.machine = p.backend->describe();
   const dist::Comm& comm = dist::world();
   p.ranks = comm.size();
@@ -56,6 +59,7 @@ void plan_model(TrainPlan& p, const Tokenizer& tok) {
     fail("--total-batch-tokens %lld: its %lld micro-batches of --batch-size x seq_len do not divide among %d ranks",
          (long long)p.step_tokens, (long long)p.accum, p.ranks);
   p.optim = cfg.optim;
+  apply_preset_optim(cfg.shape.preset, mc.d_model, p.optim);
   p.optim.resolve(mc.d_model);
   p.optim.bf16_newton_schulz = p.prec == Precision::kBf16;
   p.eval_B = cfg.eval_batch_size > 0 ? cfg.eval_batch_size : p.B;

@@ -121,12 +121,14 @@ check "--peak-gflops is the MFU's peak" \
 
 # --- the model variants, all on: config.json names them, a resume from a checkpoint ends where the
 # straight run does, the KV-cache sampler agrees with the recompute, eval bpb agrees with PyTorch
-VARIANTS="--qk-scale 1.2 --softcap 0 --mlp gelu --tie-embeddings --resid-scalars --smear --backout --value-embeds"
+VARIANTS="--qk-scale 1.2 --softcap 0 --mlp gelu --tie-embeddings --resid-scalars --smear --backout --value-embeds \
+  --window-pattern S --short-window 20"
 "$NT" train --data "$TMP/data" --preset tiny --steps 8 --dtype fp32 --save-every 4 --run-dir "$TMP/v1" \
   --sample-tokens 0 --quiet $VARIANTS >/dev/null
 check "variants: config.json records them" "$PY -c 'import json; m = json.load(open(\"$TMP/v1/config.json\"))[\"model\"]; \
 assert m[\"mlp\"] == \"gelu\" and m[\"qk_scale\"] == 1.2 and m[\"softcap\"] == 0 and m[\"tie_embeddings\"] and \
-m[\"resid_scalars\"] and m[\"smear\"] and m[\"backout\"] and m[\"value_embeds\"], m'"
+m[\"resid_scalars\"] and m[\"smear\"] and m[\"backout\"] and m[\"value_embeds\"] and \
+m[\"window_pattern\"] == \"S\" and m[\"short_window\"] == 20, m'"
 cp -r "$TMP/v1" "$TMP/v2" && rm "$TMP/v2/checkpoints/step-00000008.safetensors" "$TMP/v2/summary.json"
 "$NT" train --resume "$TMP/v2" --quiet >/dev/null 2>&1
 check "variants: resumed from step 4, the same final loss" \
@@ -151,6 +153,8 @@ expect_error "negative batch" "--batch-size: -3: must be positive" "$NT" train -
 expect_error "head dim not dividing d_model" "head-dim|d_model" "$NT" train --data "$TMP/data" --d-model 100 --head-dim 64
 expect_error "kv heads not dividing heads" "--n-kv-head 3" "$NT" train --data "$TMP/data" --preset tiny --n-kv-head 3
 expect_error "unknown preset" "--preset huge" "$NT" train --data "$TMP/data" --preset huge
+expect_error "bad window pattern" "--window-pattern SXL" "$NT" train --data "$TMP/data" --preset tiny --window-pattern SXL
+expect_error "empty window pattern" "--window-pattern" "$NT" train --data "$TMP/data" --preset tiny --window-pattern ""
 expect_error "unknown device" "--device tpu" "$NT" train --data "$TMP/data" --device tpu
 expect_error "missing data folder" "--data $TMP/nope" "$NT" train --data "$TMP/nope"
 expect_error "zero batch" "--batch-size" "$NT" train --data "$TMP/data" --batch-size 0

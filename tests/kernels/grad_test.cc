@@ -82,24 +82,53 @@ TEST(KernelGrad, RopeNorm) {
   }
 }
 
+// Awkward: T = 7, D = 24, three query heads sharing one key/value head; causal and in sliding
+// windows of 3 keys before the query and of none (each query sees only itself).
 TEST(KernelGrad, AttentionGroupedQuery) {
-  // Awkward: T = 7, D = 24, three query heads sharing one key/value head.
   const int64_t B = 2, T = 7, H = 3, KVH = 1, D = 24;
   Vec q = randn(B * T * H * D, 5), k = randn(B * T * KVH * D, 6), v = randn(B * T * KVH * D, 7);
   Vec w = randn(B * T * H * D, 8);
-  auto fwd = [&](const Vec& qq, const Vec& kk, const Vec& vv) {
+  for (int64_t W : {kFullWindow, int64_t(3), int64_t(0)}) {
+    auto fwd = [&](const Vec& qq, const Vec& kk, const Vec& vv) {
+      Vec out(static_cast<size_t>(B * T * H * D)), lse(static_cast<size_t>(B * H * T));
+      ref::attention_fwd<double>(out.data(), lse.data(), qq.data(), kk.data(), vv.data(), B, T, H, KVH, D, W);
+      return out;
+    };
     Vec out(static_cast<size_t>(B * T * H * D)), lse(static_cast<size_t>(B * H * T));
-    ref::attention_fwd<double>(out.data(), lse.data(), qq.data(), kk.data(), vv.data(), B, T, H, KVH, D);
-    return out;
+    ref::attention_fwd<double>(out.data(), lse.data(), q.data(), k.data(), v.data(), B, T, H, KVH, D, W);
+    Vec dq(q.size()), dk(k.size()), dv(v.size());
+    ref::attention_bwd<double>(dq.data(), dk.data(), dv.data(), w.data(), q.data(), k.data(), v.data(), out.data(),
+                               lse.data(), B, T, H, KVH, D, W);
+    const Vec nq = numeric_grad(q, [&](const Vec& x) { return fwd(x, k, v); }, w);
+    const Vec nk = numeric_grad(k, [&](const Vec& x) { return fwd(q, x, v); }, w);
+    if (W == 0) {  // one key a query: the output is v, whatever q and k; their gradients are 0
+      const Vec zeros(q.size());
+      EXPECT_EQ(rel_err(dq, zeros), 0.0);
+      EXPECT_EQ(rel_err(dk, Vec(k.size())), 0.0);
+      for (double g : nq) EXPECT_LT(std::abs(g), 1e-8);
+      for (double g : nk) EXPECT_LT(std::abs(g), 1e-8);
+    } else {
+      EXPECT_LT(rel_err(dq, nq), 1e-7) << "W " << W;
+      EXPECT_LT(rel_err(dk, nk), 1e-7) << "W " << W;
+    }
+    EXPECT_LT(rel_err(dv, numeric_grad(v, [&](const Vec& x) { return fwd(q, k, x); }, w)), 1e-7) << "W " << W;
+  }
+}
+
+// A sliding window changes the gradients (a window that is ignored would pass the check above).
+TEST(KernelGrad, AttentionWindowChangesTheGradient) {
+  const int64_t B = 1, T = 9, H = 2, KVH = 2, D = 8;
+  Vec q = randn(B * T * H * D, 15), k = randn(B * T * KVH * D, 16), v = randn(B * T * KVH * D, 17);
+  Vec w = randn(B * T * H * D, 18);
+  auto grads = [&](int64_t W) {
+    Vec out(q.size()), lse(static_cast<size_t>(B * H * T)), dq(q.size()), dk(k.size()), dv(v.size());
+    ref::attention_fwd<double>(out.data(), lse.data(), q.data(), k.data(), v.data(), B, T, H, KVH, D, W);
+    ref::attention_bwd<double>(dq.data(), dk.data(), dv.data(), w.data(), q.data(), k.data(), v.data(), out.data(),
+                               lse.data(), B, T, H, KVH, D, W);
+    return dk;
   };
-  Vec out(static_cast<size_t>(B * T * H * D)), lse(static_cast<size_t>(B * H * T));
-  ref::attention_fwd<double>(out.data(), lse.data(), q.data(), k.data(), v.data(), B, T, H, KVH, D);
-  Vec dq(q.size()), dk(k.size()), dv(v.size());
-  ref::attention_bwd<double>(dq.data(), dk.data(), dv.data(), w.data(), q.data(), k.data(), v.data(), out.data(),
-                             lse.data(), B, T, H, KVH, D);
-  EXPECT_LT(rel_err(dq, numeric_grad(q, [&](const Vec& x) { return fwd(x, k, v); }, w)), 1e-7);
-  EXPECT_LT(rel_err(dk, numeric_grad(k, [&](const Vec& x) { return fwd(q, x, v); }, w)), 1e-7);
-  EXPECT_LT(rel_err(dv, numeric_grad(v, [&](const Vec& x) { return fwd(q, k, x); }, w)), 1e-7);
+  EXPECT_GT(rel_err(grads(2), grads(kFullWindow)), 1e-2);
+  EXPECT_EQ(rel_err(grads(T - 1), grads(kFullWindow)), 0.0);
 }
 
 TEST(KernelGrad, Relu2) {

@@ -69,27 +69,45 @@ inline std::vector<MatmulCase> matmul_bf16_out_cases() {
 }
 
 // Causal grouped-query attention: q (B, T, H, D), k and v (B, T, KVH, D).
+// window: kernels.h's (query t attends to keys t - window .. t); kFullWindow's value is causal.
 struct AttentionCase {
   int64_t b, t, h, kvh, d;
+  int64_t window = INT64_MAX / 4;
   std::string name() const {
     return "b" + std::to_string(b) + "_t" + std::to_string(t) + "_h" + std::to_string(h) + "_kv" +
-           std::to_string(kvh) + "_d" + std::to_string(d);
+           std::to_string(kvh) + "_d" + std::to_string(d) + (window < t ? "_w" + std::to_string(window) : "");
   }
 };
 
+// Sliding windows: shorter than a query block (T 20, W 5: one block, every row cut), W 0 (each
+// query sees itself), W T - 2 (one key cut), windows that are not multiples of the blocks or of
+// the kernels' 16-key alignment, windows crossing the tiled backward's key spans (T 900, 1100,
+// 600), and 64-row blocks (T 1100).
+inline std::vector<AttentionCase> attention_window_cases() {
+  return {{1, 20, 2, 2, 7, 5},     {2, 70, 3, 1, 24, 0},    {2, 7, 3, 1, 24, 1},   {1, 33, 4, 2, 18, 31},
+          {1, 150, 4, 2, 32, 37},  {1, 129, 2, 1, 64, 64},  {1, 17, 3, 1, 15, 3},  {1, 900, 2, 1, 128, 300},
+          {1, 1100, 1, 1, 72, 512}, {3, 600, 1, 1, 112, 200}, {2, 40, 4, 2, 128, 17}};
+}
+
 // T 900 at D 128 or 72: the tiled backward takes its keys in several spans (key_span); T 1100:
 // past T 1024, 64-row query blocks; 3 x 600 at D 112: three tasks whose rows are not fetched
-// ahead (over 512 KiB).
+// ahead (over 512 KiB). Then the windowed cases.
 inline std::vector<AttentionCase> attention_cases() {
-  return {{1, 1, 1, 1, 2},   {2, 7, 3, 1, 24},   {1, 33, 4, 2, 18},  {2, 70, 2, 2, 64},   {1, 150, 4, 2, 32},
-          {1, 129, 2, 1, 64}, {1, 20, 2, 2, 7},   {1, 900, 2, 1, 128}, {1, 700, 2, 2, 72}, {1, 1100, 1, 1, 72},
-          {3, 600, 1, 1, 112}, {1, 17, 3, 1, 15}};
+  std::vector<AttentionCase> cases = {
+      {1, 1, 1, 1, 2},    {2, 7, 3, 1, 24},    {1, 33, 4, 2, 18},   {2, 70, 2, 2, 64},    {1, 150, 4, 2, 32},
+      {1, 129, 2, 1, 64}, {1, 20, 2, 2, 7},    {1, 900, 2, 1, 128}, {1, 700, 2, 2, 72},   {1, 1100, 1, 1, 72},
+      {3, 600, 1, 1, 112}, {1, 17, 3, 1, 15}};
+  for (const AttentionCase& c : attention_window_cases()) cases.push_back(c);
+  return cases;
 }
 // The bf16 attention's: as the fp32 ones, with 2 x 40 x 128 and 1 x 35 x 48 in place of 1 x 700 x 72.
 inline std::vector<AttentionCase> attention_bf16_cases() {
-  return {{1, 1, 1, 1, 2},   {2, 7, 3, 1, 24},   {1, 33, 4, 2, 18},  {2, 70, 2, 2, 64},   {1, 150, 4, 2, 32},
-          {1, 129, 2, 1, 64}, {1, 20, 2, 2, 7},   {2, 40, 4, 2, 128}, {1, 35, 2, 2, 48},  {1, 900, 2, 1, 128},
-          {1, 1100, 1, 1, 72}, {3, 600, 1, 1, 112}, {1, 17, 3, 1, 15}};
+  std::vector<AttentionCase> cases = {
+      {1, 1, 1, 1, 2},    {2, 7, 3, 1, 24},    {1, 33, 4, 2, 18},   {2, 70, 2, 2, 64},  {1, 150, 4, 2, 32},
+      {1, 129, 2, 1, 64}, {1, 20, 2, 2, 7},    {2, 40, 4, 2, 128},  {1, 35, 2, 2, 48},  {1, 900, 2, 1, 128},
+      {1, 1100, 1, 1, 72}, {3, 600, 1, 1, 112}, {1, 17, 3, 1, 15}};
+  for (const AttentionCase& c : attention_window_cases()) cases.push_back(c);
+  return cases;
 }
 
 // A (rows, width) operand of the row kernels (RMSNorm, cross-entropy over a vocabulary of

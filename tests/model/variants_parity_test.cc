@@ -107,10 +107,15 @@ std::vector<Variant> variants() {
       {"value_embeds", [](ModelConfig& c) { c.value_embeds = true; }},
       // One gate per kv head: three of them (the base shares one kv head).
       {"value_embeds_kv3", [](ModelConfig& c) { c.value_embeds = true, c.n_kv_head = 3; }},
+      // Sliding windows: layers 0 and 1 see 3 keys back (the last is always full); then one
+      // short layer of 4 between full ones, with three kv heads.
+      {"window", [](ModelConfig& c) { c.window_pattern = "S", c.short_window = 3; }},
+      {"window_sl_kv3", [](ModelConfig& c) { c.window_pattern = "LS", c.short_window = 4, c.n_kv_head = 3; }},
       {"all",
        [](ModelConfig& c) {
          c.qk_scale = 1.2, c.softcap = 0, c.mlp = "swiglu", c.tie_embeddings = true;
          c.resid_scalars = c.smear = c.backout = c.value_embeds = true;
+         c.window_pattern = "SL", c.short_window = 2;
        }},
       {"all_gelu_kv3",
        [](ModelConfig& c) {
@@ -123,6 +128,27 @@ std::vector<Variant> variants() {
 INSTANTIATE_TEST_SUITE_P(Each, VariantParity, ::testing::ValuesIn(variants()),
                          [](const ::testing::TestParamInfo<Variant>& i) { return std::string(i.param.name); });
 
+// The windows reach the model's attention: the same weights and batch give another loss (the
+// parity cases above would also pass if both sides ignored them).
+TEST(VariantWindow, ShortWindowsChangeTheLoss) {
+  ModelConfig full = base_config(), windowed = base_config();
+  windowed.window_pattern = "S", windowed.short_window = 2;
+  const int B = 2, T = 11;
+  Gpt a(full, cpu_kernels(), B, T), b(windowed, cpu_kernels(), B, T);
+  random_weights(a.params(), 5);
+  random_weights(b.params(), 5);
+  std::vector<int32_t> in(size_t(B * T)), tg(size_t(B * T));
+  for (size_t i = 0; i < in.size(); ++i) in[i] = int32_t(i * 7 % 67), tg[i] = int32_t(i * 11 % 67);
+  const double la = a.forward_backward(in.data(), tg.data(), B, T, 1.0, false);
+  const double lb = b.forward_backward(in.data(), tg.data(), B, T, 1.0, false);
+  EXPECT_GT(std::abs(la - lb), 1e-4 * std::abs(la));
+  // A window that covers the sequence is the full attention, exactly.
+  windowed.short_window = T - 1;
+  Gpt c(windowed, cpu_kernels(), B, T);
+  random_weights(c.params(), 5);
+  EXPECT_EQ(c.forward_backward(in.data(), tg.data(), B, T, 1.0, false), la);
+}
+
 // The sampler's KV-cache decoder with every variant on (each activation in turn) against the
 // full recompute through the training forward: the same greedy tokens to the end of the context.
 TEST(VariantSampling, KvCacheEqualsFullRecompute) {
@@ -130,6 +156,7 @@ TEST(VariantSampling, KvCacheEqualsFullRecompute) {
     ModelConfig c = base_config();
     c.seq_len = 24, c.qk_scale = 1.2, c.softcap = 0, c.mlp = act, c.tie_embeddings = true;
     c.resid_scalars = c.smear = c.backout = c.value_embeds = true;
+    c.window_pattern = "SSL", c.short_window = 5;
     Gpt m(c, cpu_kernels(), 1, c.seq_len);
     random_weights(m.params(), 21);
     SampleOptions so;

@@ -15,7 +15,8 @@ _INT_KEYS = ("depth", "d_model", "n_head", "n_kv_head", "head_dim", "seq_len", "
 _FLOAT_DEFAULTS = {"rope_base": 10000.0, "norm_eps": 1e-6}
 # The model variants (nanotrain's ModelVariants), each defaulting to the baseline.
 _VARIANT_DEFAULTS = {"qk_scale": 1.0, "softcap": 15.0, "mlp": "relu2", "tie_embeddings": False,
-                     "resid_scalars": False, "smear": False, "backout": False, "value_embeds": False}
+                     "resid_scalars": False, "smear": False, "backout": False, "value_embeds": False,
+                     "window_pattern": "L", "short_window": 0}
 SMEAR_CHANNELS, VE_GATE_CHANNELS = 24, 12
 
 
@@ -57,6 +58,12 @@ def parse_config(raw):
             if value not in (True, False, "true", "false"):
                 raise ValueError(f"config '{key}' must be true or false, got {value!r}")
             value = value in (True, "true")
+        elif key == "window_pattern":
+            if not isinstance(value, str) or not value or set(value) - {"S", "L"}:
+                raise ValueError(f"config 'window_pattern' must be a non-empty string of S and L, got {value!r}")
+        elif key == "short_window":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"config 'short_window' must be an integer >= 0, got {value!r}")
         elif isinstance(default, float):
             try:
                 value = float(value)
@@ -95,19 +102,22 @@ def apply_rotary(x, cos, sin):
     return torch.cat((x1 * cos + x2 * sin, -x1 * sin + x2 * cos), dim=-1)
 
 
-def causal_attention(q, k, v):
-    """Causal softmax attention with grouped KV heads.
+def causal_attention(q, k, v, window=None):
+    """Causal softmax attention with grouped KV heads, optionally in a sliding window.
 
     q: (B, H, T, D); k, v: (B, KVH, T, D).  Query head h reads KV head h // (H // KVH):
     viewing q as (B, KVH, G, T, D) puts head h = kvh * G + g at [kvh, g], so k/v only
-    need a broadcast dimension, not an explicit repeat.
+    need a broadcast dimension, not an explicit repeat.  window W (None: no window):
+    query t sees keys t - W .. t.
     """
     B, H, T, D = q.shape
     kvh = k.size(1)
     q = q.reshape(B, kvh, H // kvh, T, D)
     scores = (q @ k.unsqueeze(2).transpose(-1, -2)) * (1.0 / math.sqrt(D))
-    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
-    att = scores.masked_fill(future, float("-inf")).softmax(dim=-1)
+    hidden = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)  # the future
+    if window is not None:  # and keys more than W before the query
+        hidden = hidden | torch.ones(T, T, dtype=torch.bool, device=q.device).tril(-(window + 1))
+    att = scores.masked_fill(hidden, float("-inf")).softmax(dim=-1)
     return (att @ v.unsqueeze(2)).reshape(B, H, T, D)
 
 
@@ -115,6 +125,15 @@ def mlp_hidden(cfg):
     """4C, or for SwiGLU 2/3 of it rounded up to a multiple of 64 (the same FLOPs)."""
     C = cfg["d_model"]
     return (8 * C // 3 + 63) // 64 * 64 if cfg["mlp"] == "swiglu" else 4 * C
+
+
+def attention_window(cfg, layer):
+    """The layer's window (None: full context): window_pattern tiled over the layers, the last
+    layer always L; S is short_window keys, or ceil(seq_len / 4 / 128) * 128 when that is 0."""
+    pattern = cfg["window_pattern"]
+    if layer == cfg["depth"] - 1 or pattern[layer % len(pattern)] == "L":
+        return None
+    return cfg["short_window"] or math.ceil(cfg["seq_len"] / 4 / 128) * 128
 
 
 def has_value_embed(cfg, layer):
@@ -128,6 +147,7 @@ class Attention(nn.Module):
         C, D = cfg["d_model"], cfg["head_dim"]
         self.n_head, self.n_kv_head, self.head_dim = cfg["n_head"], cfg["n_kv_head"], D
         self.eps, self.qk_scale = cfg["norm_eps"], cfg["qk_scale"]
+        self.window = attention_window(cfg, layer)
         self.c_q = nn.Linear(C, self.n_head * D, bias=False)
         self.c_k = nn.Linear(C, self.n_kv_head * D, bias=False)
         self.c_v = nn.Linear(C, self.n_kv_head * D, bias=False)
@@ -146,7 +166,7 @@ class Attention(nn.Module):
         # norm, so the order only matters at rounding level.
         q = rms_norm(apply_rotary(q, cos, sin), self.eps) * self.qk_scale
         k = rms_norm(apply_rotary(k, cos, sin), self.eps) * self.qk_scale
-        y = causal_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+        y = causal_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), self.window)
         return self.c_proj(y.transpose(1, 2).reshape(B, T, self.n_head * self.head_dim))
 
 

@@ -5,7 +5,10 @@
 // policy: Ops::Elem (uint16_t bf16 or float), Ops::Pair (two Elems: uint32_t or uint64_t),
 // pack_pairs, to_operand, row_max, exp_operand, backward_pair, write_rows, write_transposed, gemm.
 //
-// Causal grouped-query attention; softmax and accumulation in fp32.
+// Causal grouped-query attention, optionally in a sliding window (kernels.h); softmax and
+// accumulation in fp32. A windowed query block's products start at its first row's window
+// (rounded down to kWindowAlign keys), so blocks of keys wholly outside it are never computed;
+// the few keys inside the products but before a row's window are zeroed in P and dS.
 //
 // Blocks of q_block(T) query rows, scores against the visible keys in an O(block T) per-thread
 // scratch, exact softmax rows (the forward multiplies V by exp(s - max) and divides the row of O
@@ -77,6 +80,14 @@ inline void transpose(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t l
 // The same for 64-bit elements (fp32 pairs): simd_avx2.h's transpose_64bit.
 inline void transpose(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t lds, int64_t rows, int64_t cols) {
   transpose_64bit(dst, ldd, src, lds, rows, cols);
+}
+
+// The first key of a query block starting at row i0 under window W: where its first row's window
+// starts, rounded down to kWindowAlign keys (even, so pair layouts stay whole; whole 64-byte
+// lines of bf16 pairs).
+constexpr int64_t kWindowAlign = 16;
+inline int64_t window_start(int64_t i0, int64_t W) {
+  return std::max<int64_t>(0, i0 - W) / kWindowAlign * kWindowAlign;
 }
 
 // The attention's per-thread scratch buffers (cpu_ops.h's thread_scratch).
@@ -188,7 +199,7 @@ inline const typename Ops::Elem* elems(const typename Ops::Pair* v) {
 
 template <class Ops>
 void fwd(float* out, float* lse, const float* q, const float* k, const float* v, int64_t B,
-         int64_t T, int64_t H, int64_t KVH, int64_t D) {
+         int64_t T, int64_t H, int64_t KVH, int64_t D, int64_t W) {
   const float scale = 1.0f / std::sqrt(float(D));
   const int64_t group = H / KVH, qs = H * D, ks = KVH * D, d2 = even(D), t2 = even(T);
   const int64_t qb = q_block(T), nblocks = (T + qb - 1) / qb;
@@ -221,8 +232,9 @@ void fwd(float* out, float* lse, const float* q, const float* k, const float* v,
       pack_rows<Ops>(vn, v + b * T * ks + kvh * D, ks, T, D);
       for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
         for (int64_t bi = 0; bi < nblocks; ++bi) {
-          const int64_t i0 = bi * qb, n = std::min(T, i0 + qb), rows = n - i0, n2 = even(n);
-          const int64_t ns = padded(n, 16), ps = padded(n2, kElemLine);  // row strides of S and P
+          const int64_t i0 = bi * qb, n = std::min(T, i0 + qb), rows = n - i0;
+          const int64_t k0 = window_start(i0, W), nk = n - k0, nk2 = even(nk);  // keys [k0, n)
+          const int64_t ns = padded(nk, 16), ps = padded(nk2, kElemLine);      // row strides of S and P
           if (fetch_next) {
             // The next block's Q rows: this head's next block, the next head's first, or the
             // next task's.
@@ -236,17 +248,20 @@ void fwd(float* out, float* lse, const float* q, const float* k, const float* v,
             }
           }
           rows_to_operand<Ops>(qa, d2, q + (b * T + i0) * qs + h * D, qs, rows, D);
-          Ops::gemm(s, ns, qa, d2, elems<Ops>(kt), 2 * tp, rows, n, d2 / 2, false);  // S = Q Kᵀ
+          Ops::gemm(s, ns, qa, d2, elems<Ops>(kt + k0), 2 * tp, rows, nk, d2 / 2, false);  // S = Q Kᵀ
           float inv_l[kMaxQBlock];
           for (int64_t r = 0; r < rows; ++r) {
             const float* sr = s + r * ns;
-            const int64_t nv = i0 + r + 1;  // keys 0..i visible
-            const float mx = Ops::row_max(sr, nv) * scale;
-            const float l = Ops::exp_operand(pa + r * ps, sr, nv, n2, scale, mx);  // exp(a s - mx)
+            // keys max(0, i - W) .. i visible: [lo, nv) of the block's
+            const int64_t lo = std::max<int64_t>(0, i0 + r - W) - k0, nv = i0 + r + 1 - k0;
+            E* pr = pa + r * ps;
+            const float mx = Ops::row_max(sr + lo, nv - lo) * scale;
+            const float l = Ops::exp_operand(pr + lo, sr + lo, nv - lo, nk2 - lo, scale, mx);  // exp(a s - mx)
+            std::fill(pr, pr + lo, E(0));
             inv_l[r] = 1.0f / l;
             lse[(b * H + h) * T + i0 + r] = mx + std::log(l);
           }
-          Ops::gemm(ob, D, pa, ps, elems<Ops>(vn), 2 * D, rows, D, n2 / 2, false);  // exp(S - max) V
+          Ops::gemm(ob, D, pa, ps, elems<Ops>(vn + k0 / 2 * D), 2 * D, rows, D, nk2 / 2, false);  // exp(S - max) V
           for (int64_t r = 0; r < rows; ++r)  // / l: P V
             for (int64_t c = 0; c < D; ++c) ob[r * D + c] *= inv_l[r];
           Ops::write_rows(out + (b * T + i0) * qs + h * D, qs, ob, rows, D);
@@ -255,9 +270,23 @@ void fwd(float* out, float* lse, const float* q, const float* k, const float* v,
   }
 }
 
+// P and dS of a pair of query rows zero for the keys before their windows: the first lo0 of row
+// r0's, the first lo1 of row r0 + 1's (pairs: element 2j is row r0's key j, 2j + 1 row r0 + 1's).
+template <class Ops>
+void clear_before_window(typename Ops::Pair* pv, typename Ops::Pair* dsv, typename Ops::Elem* dsa0,
+                         typename Ops::Elem* dsa1, int64_t lo0, int64_t lo1, bool two) {
+  using E = typename Ops::Elem;
+  E* p = reinterpret_cast<E*>(pv);
+  E* g = reinterpret_cast<E*>(dsv);
+  for (int64_t j = 0; j < lo0; ++j) p[2 * j] = g[2 * j] = dsa0[j] = E(0);
+  if (two)
+    for (int64_t j = 0; j < lo1; ++j) p[2 * j + 1] = g[2 * j + 1] = dsa1[j] = E(0);
+}
+
 template <class Ops>
 void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
-         const float* v, const float* out, const float* lse, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D) {
+         const float* v, const float* out, const float* lse, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
+         int64_t W) {
   const float scale = 1.0f / std::sqrt(float(D));
   const int64_t group = H / KVH, qs = H * D, ks = KVH * D, d2 = even(D), t2 = even(T);
   const int64_t qb = q_block(T), nblocks = (T + qb - 1) / qb;
@@ -299,8 +328,19 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
     // instructions stall there. Elsewhere (Zen 5) the burst stays.
     constexpr int kProducts = 5;  // S, dP, dQ, dKᵀ, dVᵀ: fetch_part(0) .. fetch_part(4) below
     const int fetch_parts = fetch_to_l2() ? kProducts : 1;
+    // The query blocks that see the span of keys starting at j0: from j0's own block up to
+    // last_block(j0) (all the rest under the causal mask alone).
+    auto last_block = [&](int64_t j0) {
+      const int64_t j1 = std::min(T, j0 + span);
+      int64_t bi = nblocks - 1;
+      while (window_start(bi * qb, W) >= j1) --bi;
+      return bi;
+    };
+    // Under a window, a span's last block need not see all of its keys: dKᵀ and dVᵀ are cleared
+    // at the start of each task and every product accumulates.
+    const bool windowed = W < T - 1;
     int64_t steps = 0;  // block products a head
-    for (int64_t j0 = 0; j0 < T; j0 += span) steps += nblocks - j0 / qb;
+    for (int64_t j0 = 0; j0 < T; j0 += span) steps += last_block(j0) + 1 - j0 / qb;
     for (int64_t task = claim.take(), following; task < B * KVH; task = fetch_next ? following : claim.take()) {
       following = fetch_next ? claim.take() : B * KVH;
       const int64_t b = task / KVH, kvh = task % KVH;
@@ -309,6 +349,10 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
       pack_transposed<Ops>(kt, tp, kb, ks, T, D, rows_buf);  // K's operand rows left in rows_buf
       pack_rows_from_operand<Ops>(kn, reinterpret_cast<const E*>(rows_buf), d2, T, D);
       pack_transposed<Ops>(vt, tp, vb, ks, T, D, rows_buf);
+      if (windowed) {
+        std::fill(dkt, dkt + D * tf, 0.0f);
+        std::fill(dvt, dvt + D * tf, 0.0f);
+      }
       for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
         // Q and dO as row-major A operands (S, dP) and transposed in pairs of rows (dKᵀ, dVᵀ),
         // and D_i = dO_i . O_i, for every query block of the head.
@@ -337,7 +381,7 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
         int64_t u = 0;  // block products so far, of steps
         for (int64_t j0 = 0; j0 < T; j0 += span) {
           const int64_t j1 = std::min(T, j0 + span);
-          for (int64_t bi = nblocks - 1; bi >= j0 / qb; --bi, ++u) {
+          for (int64_t bi = last_block(j0); bi >= j0 / qb; --bi, ++u) {
             // This block-product's share of the next head's rows (fetch_parts).
             auto fetch_part = [&](int part) {
               if (!fetch_next || !more || part >= fetch_parts) return;
@@ -354,29 +398,33 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
               }
             };
             fetch_part(0);
-            const bool first = h == kvh * group && bi == nblocks - 1;
+            const bool first = !windowed && h == kvh * group && bi == nblocks - 1;
             const int64_t i0 = bi * qb, n = std::min(T, i0 + qb), rows = n - i0, rows2 = even(rows);
+            const int64_t kw = window_start(i0, W), ka = std::max(j0, kw);  // the block's keys from ka
             const int64_t qo = (b * T + i0) * qs + h * D;
             const E* qa = qa_all + bi * qb * d2;
             const E* da = da_all + bi * qb * d2;
             const float* di = di_all + i0;
-            // This block's keys in the span: [j0, j0 + nk). Row strides: S and dP (floats), P
+            // This block's keys in the span: [ka, ka + nk). Row strides: S and dP (floats), P
             // and dS in pairs of rows, dS row-major.
-            const int64_t nk = std::min(j1, n) - j0, nk2 = even(nk);
+            const int64_t nk = std::min(j1, n) - ka, nk2 = even(nk);
             const int64_t ns = padded(nk, 16), np = padded(nk, kPairLine), as = padded(nk2, kElemLine);
-            Ops::gemm(s, ns, qa, d2, elems<Ops>(kt + j0), 2 * tp, rows, nk, d2 / 2, false);   // S = Q Kᵀ
+            Ops::gemm(s, ns, qa, d2, elems<Ops>(kt + ka), 2 * tp, rows, nk, d2 / 2, false);   // S = Q Kᵀ
             fetch_part(1);
-            Ops::gemm(dp, ns, da, d2, elems<Ops>(vt + j0), 2 * tp, rows, nk, d2 / 2, false);  // dP = dO Vᵀ
+            Ops::gemm(dp, ns, da, d2, elems<Ops>(vt + ka), 2 * tp, rows, nk, d2 / 2, false);  // dP = dO Vᵀ
             const float* lrow = lse + (b * H + h) * T + i0;
             for (int64_t rr = 0; rr < rows2 / 2; ++rr) {
               const int64_t r0 = 2 * rr;
               const bool two = r0 + 1 < rows;
               const float di0 = di[r0], di1 = two ? di[r0 + 1] : 0.0f;
-              // Row r0 sees keys up to i0 + r0: i0 + r0 + 1 - j0 of the span's.
+              // Row r0 sees keys up to i0 + r0: i0 + r0 + 1 - ka of the span's.
               Ops::backward_pair(pv + rr * np, dsv + rr * np, dsa + r0 * as, dsa + (r0 + 1) * as, s + r0 * ns,
-                                 s + (r0 + 1) * ns, dp + r0 * ns, dp + (r0 + 1) * ns, nk, i0 + r0 + 1 - j0,
+                                 s + (r0 + 1) * ns, dp + r0 * ns, dp + (r0 + 1) * ns, nk, i0 + r0 + 1 - ka,
                                  lrow[r0], two ? lrow[r0 + 1] : 0.0f, di0, di1, scale, two);
               if (nk2 > nk) dsa[r0 * as + nk] = 0, dsa[(r0 + 1) * as + nk] = 0;
+              if (windowed)  // the keys before each row's window start
+                clear_before_window<Ops>(pv + rr * np, dsv + rr * np, dsa + r0 * as, dsa + (r0 + 1) * as,
+                                         std::min(nk, i0 + r0 - W - ka), std::min(nk, i0 + r0 + 1 - W - ka), two);
             }
             // dQ = dS K (the span's keys): one span's product goes through ob, written out with
             // streaming stores; with several, each adds into the head's dQ rows in dqh (the
@@ -384,20 +432,20 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
             // and more apart in a tensor far past the caches, each span's product would load
             // and store them from memory.)
             fetch_part(2);
-            const P* kn_span = kn + j0 / 2 * D;
+            const P* kn_span = kn + ka / 2 * D;
             if (span == T) {
               Ops::gemm(ob, D, dsa, as, elems<Ops>(kn_span), 2 * D, rows, D, nk2 / 2, false);
               Ops::write_rows(dq + qo, qs, ob, rows, D);
-            } else {
-              Ops::gemm(dqh + i0 * D, D, dsa, as, elems<Ops>(kn_span), 2 * D, rows, D, nk2 / 2, j0 > 0);
+            } else {  // the block's first span (the one holding kw) writes
+              Ops::gemm(dqh + i0 * D, D, dsa, as, elems<Ops>(kn_span), 2 * D, rows, D, nk2 / 2, ka > kw);
             }
             fetch_part(3);
             const P* qt = qt_all + bi * D * qb / 2;
             const P* dt = dt_all + bi * D * qb / 2;
             // dKᵀ += Qᵀ dS and dVᵀ += dOᵀ P over the span's columns.
-            Ops::gemm(dkt + j0, tf, elems<Ops>(qt), rows2, elems<Ops>(dsv), 2 * np, D, nk, rows2 / 2, !first);
+            Ops::gemm(dkt + ka, tf, elems<Ops>(qt), rows2, elems<Ops>(dsv), 2 * np, D, nk, rows2 / 2, !first);
             fetch_part(4);
-            Ops::gemm(dvt + j0, tf, elems<Ops>(dt), rows2, elems<Ops>(pv), 2 * np, D, nk, rows2 / 2, !first);
+            Ops::gemm(dvt + ka, tf, elems<Ops>(dt), rows2, elems<Ops>(pv), 2 * np, D, nk, rows2 / 2, !first);
           }
         }
         if (dqh) Ops::write_rows(dq + (b * T) * qs + h * D, qs, dqh, T, D);

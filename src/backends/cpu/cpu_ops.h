@@ -40,19 +40,20 @@ void rope_norm_fwd(float* x, float* rstd, const float* cos, const float* sin, in
 void rope_norm_bwd(float* dx, const float* out, const float* rstd, const float* cos, const float* sin, int64_t b,
                    int64_t t, int64_t h, int64_t d);
 void attention_fwd(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b, int64_t t,
-                   int64_t h, int64_t kvh, int64_t d);
+                   int64_t h, int64_t kvh, int64_t d, int64_t window);
 void attention_bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
                    const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h,
-                   int64_t kvh, int64_t d);
+                   int64_t kvh, int64_t d, int64_t window);
 // The tiled attention (attention_tiled.h), one pair of entry points per policy: fp32 operands on
 // AVX-512 (F, BW) with gemm_pairs_f32_avx512 for its products (the pair above calls oneDNN's
 // sgemm per block), and bf16 products (kernels.h attention_*_bf16) on the AVX-512-BF16 tile, on
 // AMX tiles, and on the AVX2 floor's portable tile.
 struct AttentionKernels {
   void (*fwd)(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b, int64_t t, int64_t h,
-              int64_t kvh, int64_t d);
+              int64_t kvh, int64_t d, int64_t window);
   void (*bwd)(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k, const float* v,
-              const float* out, const float* lse, int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d);
+              const float* out, const float* lse, int64_t b, int64_t t, int64_t h, int64_t kvh, int64_t d,
+              int64_t window);
 };
 extern const AttentionKernels attention_tiled_f32_avx512, attention_tiled_bf16_avx512, attention_tiled_bf16_amx,
     attention_tiled_bf16_avx2;

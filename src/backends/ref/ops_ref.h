@@ -91,9 +91,10 @@ struct Exact {
   }
 };
 
+// window W: query i attends to keys max(0, i - W) .. i (kernels.h).
 template <class T, class Round = Exact>
 void attention_fwd(T* out, T* lse, const T* q, const T* k, const T* v, int64_t B, int64_t Tn, int64_t H,
-                   int64_t KVH, int64_t D, Round round = {}) {
+                   int64_t KVH, int64_t D, int64_t W, Round round = {}) {
   const T scale = T(1) / std::sqrt(T(D));
   const int64_t group = H / KVH;
   std::vector<T> s(static_cast<size_t>(Tn));
@@ -102,7 +103,8 @@ void attention_fwd(T* out, T* lse, const T* q, const T* k, const T* v, int64_t B
       for (int64_t i = 0; i < Tn; ++i) {
         const T* qi = q + ((b * Tn + i) * H + h) * D;
         T mx = -INFINITY;
-        for (int64_t j = 0; j <= i; ++j) {
+        const int64_t j0 = std::max<int64_t>(0, i - W);
+        for (int64_t j = j0; j <= i; ++j) {
           const T* kj = k + ((b * Tn + j) * KVH + h / group) * D;
           T dot = 0;
           for (int64_t e = 0; e < D; ++e) dot += qi[e] * kj[e];
@@ -110,10 +112,10 @@ void attention_fwd(T* out, T* lse, const T* q, const T* k, const T* v, int64_t B
           mx = std::max(mx, s[j]);
         }
         T l = 0;
-        for (int64_t j = 0; j <= i; ++j) l += std::exp(s[j] - mx);
+        for (int64_t j = j0; j <= i; ++j) l += std::exp(s[j] - mx);
         T* oi = out + ((b * Tn + i) * H + h) * D;
         for (int64_t e = 0; e < D; ++e) oi[e] = 0;
-        for (int64_t j = 0; j <= i; ++j) {
+        for (int64_t j = j0; j <= i; ++j) {
           const T p = round(std::exp(s[j] - mx));
           const T* vj = v + ((b * Tn + j) * KVH + h / group) * D;
           for (int64_t e = 0; e < D; ++e) oi[e] += p * vj[e];
@@ -127,8 +129,8 @@ void attention_fwd(T* out, T* lse, const T* q, const T* k, const T* v, int64_t B
 // is taken from (dout itself when null; the unrounded one in attention_bwd_bf16).
 template <class T, class Round = Exact>
 void attention_bwd(T* dq, T* dk, T* dv, const T* dout, const T* q, const T* k, const T* v, const T* out,
-                   const T* lse, int64_t B, int64_t Tn, int64_t H, int64_t KVH, int64_t D, Round round = {},
-                   const T* dout_di = nullptr) {
+                   const T* lse, int64_t B, int64_t Tn, int64_t H, int64_t KVH, int64_t D, int64_t W,
+                   Round round = {}, const T* dout_di = nullptr) {
   if (!dout_di) dout_di = dout;
   const T scale = T(1) / std::sqrt(T(D));
   const int64_t group = H / KVH;
@@ -142,7 +144,7 @@ void attention_bwd(T* dq, T* dk, T* dv, const T* dout, const T* q, const T* k, c
         T di = 0;  // D_i = dout_i . out_i
         for (int64_t e = 0; e < D; ++e) di += dout_di[qo + e] * out[qo + e];
         const T l = lse[(b * H + h) * Tn + i];
-        for (int64_t j = 0; j <= i; ++j) {
+        for (int64_t j = std::max<int64_t>(0, i - W); j <= i; ++j) {
           const int64_t ko = ((b * Tn + j) * KVH + h / group) * D;
           T sdot = 0, dp = 0;
           for (int64_t e = 0; e < D; ++e) {
@@ -384,18 +386,18 @@ struct RoundBf16 {
 };
 template <class T>
 void attention_fwd_bf16(T* out, T* lse, const T* q, const T* k, const T* v, int64_t B, int64_t Tn, int64_t H,
-                        int64_t KVH, int64_t D) {
+                        int64_t KVH, int64_t D, int64_t W) {
   const auto qh = rounded_bf16(q, B * Tn * H * D), kh = rounded_bf16(k, B * Tn * KVH * D),
              vh = rounded_bf16(v, B * Tn * KVH * D);
-  attention_fwd(out, lse, qh.data(), kh.data(), vh.data(), B, Tn, H, KVH, D, RoundBf16{});
+  attention_fwd(out, lse, qh.data(), kh.data(), vh.data(), B, Tn, H, KVH, D, W, RoundBf16{});
 }
 template <class T>
 void attention_bwd_bf16(T* dq, T* dk, T* dv, const T* dout, const T* q, const T* k, const T* v, const T* out,
-                        const T* lse, int64_t B, int64_t Tn, int64_t H, int64_t KVH, int64_t D) {
+                        const T* lse, int64_t B, int64_t Tn, int64_t H, int64_t KVH, int64_t D, int64_t W) {
   const auto qh = rounded_bf16(q, B * Tn * H * D), kh = rounded_bf16(k, B * Tn * KVH * D),
              vh = rounded_bf16(v, B * Tn * KVH * D), dh = rounded_bf16(dout, B * Tn * H * D);
-  attention_bwd(dq, dk, dv, dh.data(), qh.data(), kh.data(), vh.data(), out, lse, B, Tn, H, KVH, D, RoundBf16{},
-                dout);
+  attention_bwd(dq, dk, dv, dh.data(), qh.data(), kh.data(), vh.data(), out, lse, B, Tn, H, KVH, D, W,
+                RoundBf16{}, dout);
 }
 
 }  // namespace nt::ref

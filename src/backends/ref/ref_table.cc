@@ -19,13 +19,13 @@ void softcap_xent_bf16_f(float* logits, float* losses, const int32_t* targets, i
   softcap_xent_bf16(logits, losses, targets, rows, v, cap, grad_scale, dlogits);
 }
 void attention_fwd_f(float* out, float* lse, const float* q, const float* k, const float* v, int64_t b, int64_t t,
-                     int64_t h, int64_t kvh, int64_t d) {
-  attention_fwd<float>(out, lse, q, k, v, b, t, h, kvh, d);
+                     int64_t h, int64_t kvh, int64_t d, int64_t window) {
+  attention_fwd<float>(out, lse, q, k, v, b, t, h, kvh, d, window);
 }
 void attention_bwd_f(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
                      const float* v, const float* out, const float* lse, int64_t b, int64_t t, int64_t h, int64_t kvh,
-                     int64_t d) {
-  attention_bwd<float>(dq, dk, dv, dout, q, k, v, out, lse, b, t, h, kvh, d);
+                     int64_t d, int64_t window) {
+  attention_bwd<float>(dq, dk, dv, dout, q, k, v, out, lse, b, t, h, kvh, d, window);
 }
 }  // namespace
 

@@ -46,7 +46,7 @@ double plain_flops(const ModelConfig& c, int64_t n) {
 
 bool FastScorer::supports(const ModelConfig& c) {
   return c.qk_scale == 1.0 && c.softcap > 0 && c.mlp == "relu2" && !c.tie_embeddings && !c.resid_scalars && !c.smear &&
-         !c.backout && !c.value_embeds;
+         !c.backout && !c.value_embeds && !c.has_short_windows();
 }
 
 FastScorer::FastScorer(Gpt& model, int64_t max_rows)

@@ -33,7 +33,7 @@ class FastScorer : public CoreScorer {
   explicit FastScorer(Gpt& model, int64_t max_rows = 4096);
   // Whether the fast forward computes this model: the baseline with any soft-cap value; the model
   // variants (qk scale, other activations, tied embeddings, residual scalars, smear, backout,
-  // value embeddings) are scored by PlainScorer for now.
+  // value embeddings, short attention windows) are scored by PlainScorer for now.
   static bool supports(const ModelConfig& c);
 
   // Throws nt::Error naming the question and candidate for a candidate the model cannot score

@@ -185,7 +185,7 @@ void SegmentForward::attention(const std::vector<Segment>& segments) {
       continue;
     }
     k_.attention_fwd(att_.data() + s.row * HD, lse_.data(), q_.data() + s.row * HD, k_buf_.data() + s.row * KD,
-                     v_.data() + s.row * KD, 1, s.len, H, KVH, D);
+                     v_.data() + s.row * KD, 1, s.len, H, KVH, D, kFullWindow);
   }
   // Tasks are (continuation, head); the costliest first, so that long ones do not finish last.
   auto cost = [&](int64_t i) {
