@@ -69,20 +69,24 @@ TEST(TorchParity, LossGradientsAndOptimizerSteps) {
   // Loss and gradients at the initial weights.
   model.grads().data.zero();
   const double loss = model.forward_backward(in.data(), tg.data(), B, T, 1.0);
+  fprintf(stderr, "MEASURED loss %.3e\n", std::abs(loss / ref.tensors.at("loss").as_f64()[0] - 1));
   EXPECT_NEAR(loss / ref.tensors.at("loss").as_f64()[0], 1.0, 1e-6);
   for (size_t i = 0; i < model.params().specs.size(); ++i) {
     const auto& s = model.params().specs[i];
     const std::vector<double> want = ref.tensors.at("grad." + s.name).as_f64();
     const std::vector<double> got = test::to_f64(model.grads().tensor(i), size_t(s.numel()));
+    fprintf(stderr, "MEASURED grad %s %.3e\n", s.name.c_str(), test::rel_err(got, want));
     EXPECT_LT(test::rel_err(got, want), 2e-5) << s.name;
   }
 
   // A few optimizer steps on the same batch: losses before each step, then final weights.
+  const std::vector<float> initial(model.params().data.data(), model.params().data.data() + model.params().numel());
   Optimizer optim(oc, model.params(), cpu_kernels());
   const std::vector<double> want_losses = ref.tensors.at("losses").as_f64();
   for (int s = 0; s < kSteps; ++s) {
     model.grads().data.zero();
     const double l = model.forward_backward(in.data(), tg.data(), B, T, 1.0);
+    fprintf(stderr, "MEASURED steploss %d %.3e\n", s, std::abs(l / want_losses[size_t(s)] - 1));
     EXPECT_NEAR(l / want_losses[size_t(s)], 1.0, 1e-5) << "step " << s;
     optim.step(model.params(), model.grads(), lrm[size_t(s)]);
   }
@@ -90,6 +94,10 @@ TEST(TorchParity, LossGradientsAndOptimizerSteps) {
     const auto& s = model.params().specs[i];
     const std::vector<double> want = ref.tensors.at("final." + s.name).as_f64();
     const std::vector<double> got = test::to_f64(model.params().tensor(i), size_t(s.numel()));
+    std::vector<double> dgot(got.size()), dwant(got.size());
+    const float* w0 = initial.data() + model.params().offsets[i];
+    for (size_t j = 0; j < got.size(); ++j) dgot[j] = got[j] - double(w0[j]), dwant[j] = want[j] - double(w0[j]);
+    fprintf(stderr, "MEASURED final %s w %.3e update %.3e\n", s.name.c_str(), test::rel_err(got, want), test::rel_err(dgot, dwant));
     EXPECT_LT(test::rel_err(got, want), 1e-4) << s.name;
   }
 }

@@ -230,6 +230,7 @@ TEST(Optimizer, OneOpBf16NewtonSchulzMatchesTheComposedIteration) {
         ns.run(k, x.data(), a.data(), b.data(), m, n, steps);
       }
       omp_set_num_threads(saved);
+      fprintf(stderr, "MEASURED ns %ldx%ld s%d gram%d composed %.3e exact %.3e\n", long(m), long(n), steps, int(gram), test::rel_err(test::to_f64(got[0].data(), got[0].size()), test::to_f64(want.data(), want.size())), test::rel_err(test::to_f64(got[0].data(), got[0].size()), exact));
       EXPECT_LT(test::rel_err(test::to_f64(got[0].data(), got[0].size()), test::to_f64(want.data(), want.size())), 1e-2)
           << m << " x " << n << ", " << steps << " steps";
       EXPECT_LT(test::rel_err(test::to_f64(got[0].data(), got[0].size()), exact), gram ? 2e-2 : 4e-2)
