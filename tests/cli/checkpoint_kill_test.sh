@@ -22,7 +22,23 @@ RUN=(--data "$TMP/data" --preset tiny --save-every 3 --steps 12 --sample-tokens 
 check "reference run finished" "[ -s '$TMP/ref/summary.json' ]"
 lr_check() { /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/lr_schedule_check.py" "$1" 0.25 0.5 0.1 steps=12 >/dev/null; }
 check "reference run's learning rates follow the schedule" "lr_check '$TMP/ref'"
-full_size=$(stat -c %s "$(ls "$TMP/ref/checkpoints"/step-*.safetensors | head -1)")
+# whole FILE: the file is a complete checkpoint (its length as the header gives it, and the
+# checksum over every byte with the checksum's own digits read as zeros matches them).
+whole() {
+  /usr/bin/python3 - "$1" <<'PY'
+import hashlib, json, struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+end = max(v["data_offsets"][1] for k, v in h.items() if k != "__metadata__")
+digits = h["__metadata__"]["checksum"]
+zeroed = b.replace(digits.encode(), b"0" * 64, 1)
+sys.exit(0 if len(b) == 8 + n + end and hashlib.sha256(zeroed).hexdigest() == digits else 1)
+PY
+}
+n_whole=0
+for f in "$TMP/ref/checkpoints"/step-*.safetensors; do whole "$f" && n_whole=$((n_whole + 1)); done
+check "a finished run's 2 checkpoints are whole (the check above works)" "[ $n_whole -eq 2 ]"
 
 # The process state of pid (T: stopped), or empty once it has exited.
 state() { ps -o state= -p "$1" 2>/dev/null | tr -d ' '; }
@@ -42,18 +58,20 @@ for stage in mid-write after-write after-fsync after-rename; do
     "[ '$(state $pid)' = T ] && grep -q 'test pause at $stage of .*/$TARGET\$' '$R.err'"
   tmps=$(ls "$CK"/$TARGET.*.tmp 2>/dev/null | wc -l)
   if [ $stage = after-rename ]; then
-    check "$stage: the checkpoint is in place and whole, no temporary file" \
-      "[ $tmps -eq 0 ] && [ \$(stat -c %s '$CK/$TARGET') -eq $full_size ]"
+    check "$stage: the checkpoint is in place and whole, no temporary file" "[ $tmps -eq 0 ] && whole '$CK/$TARGET'"
     from=6
   else
-    tmp_size=$(stat -c %s "$CK"/$TARGET.*.tmp 2>/dev/null || echo 0)
-    want_size=$([ $stage = mid-write ] && echo "-lt $full_size" || echo "-eq $full_size")
-    check "$stage: only a temporary file of $tmp_size bytes (a whole one is $full_size) and no $TARGET" \
-      "[ $tmps -eq 1 ] && [ $tmp_size $want_size ] && [ ! -e '$CK/$TARGET' ]"
+    tmp=$(ls "$CK"/$TARGET.*.tmp 2>/dev/null | head -1)
+    if [ $stage = mid-write ]; then
+      check "$stage: only a torn temporary file ($(stat -c %s "$tmp" 2>/dev/null) bytes), no $TARGET" \
+        "[ $tmps -eq 1 ] && ! whole '$tmp' 2>/dev/null && [ ! -e '$CK/$TARGET' ]"
+    else
+      check "$stage: only a whole temporary file, no $TARGET" "[ $tmps -eq 1 ] && whole '$tmp' && [ ! -e '$CK/$TARGET' ]"
+    fi
     from=3
   fi
   kill -9 $pid 2>/dev/null
-  wait $pid
+  wait $pid 2>/dev/null
   rc=$?
   check "$stage: the run died of the kill (exit $rc)" "[ $rc -eq 137 ] && [ ! -e '$R/summary.json' ]"
 

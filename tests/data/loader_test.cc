@@ -259,7 +259,7 @@ struct EpochPieces {
 };
 EpochPieces first_epoch(TrainLoader& l, int T, const Docs& d, size_t share) {
   EpochPieces e;
-  std::vector<int32_t> in(size_t(T)), tg(size_t(T)), row(size_t(T) + 1);
+  std::vector<int32_t> in(static_cast<size_t>(T)), tg(static_cast<size_t>(T)), row(size_t(T) + 1);
   for (int guard = 0; guard < 100000; ++guard) {
     l.next(in.data(), tg.data());
     std::copy(in.begin(), in.end(), row.begin());
@@ -311,7 +311,8 @@ TEST(BestFit, EachPieceOncePerEpochWholeUnlessCroppedAtRowEnd) {
       // Every piece that is not in the set was cropped to a BOS alone.
       size_t missing = 0;
       for (size_t doc = 0; doc < d.len.size(); ++doc)
-        for (uint32_t k = 0; k < Docs::pieces(d.len[doc], T); ++k) missing += e.pieces.count({int(doc), k * uint32_t(T)}) == 0;
+        for (uint32_t k = 0; k < Docs::pieces(d.len[doc], T); ++k)
+          missing += e.pieces.count({int(doc), k * uint32_t(T)}) == 0;
       EXPECT_EQ(missing, e.bos_only) << "T " << T << " buffer " << buffer;
       EXPECT_EQ(e.pieces.size() + e.bos_only, d.total_pieces(T)) << "T " << T << " buffer " << buffer;
     }

@@ -22,7 +22,7 @@ namespace {
 // Logits with a spread of values, a tie for the maximum at two positions, and negative ones.
 std::vector<float> fixed_logits(int V, uint64_t seed, bool tie) {
   Rng r(seed);
-  std::vector<float> z(size_t(V));
+  std::vector<float> z(static_cast<size_t>(V));
   for (auto& v : z) v = float(r.uniform() * 6.0 - 3.0);
   if (tie) {
     const auto mx = std::max_element(z.begin(), z.end());
@@ -81,7 +81,7 @@ TEST(Sampler, TopKOneIsGreedyAtAnyTemperature) {
 TEST(Sampler, TopKNeverLeavesTheKLargest) {
   const int V = 40;
   const auto z = fixed_logits(V, 3, false);
-  std::vector<int> order(size_t(V));
+  std::vector<int> order(static_cast<size_t>(V));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return z[size_t(a)] > z[size_t(b)]; });
   for (int k : {2, 3, 10, 39}) {
