@@ -88,7 +88,7 @@ TEST(Sampler, TopKNeverLeavesTheKLargest) {
     SampleOptions o;
     o.temperature = 20.0;
     o.top_k = k;
-    Rng rng(uint64_t(k));
+    Rng rng{uint64_t(k)};
     std::vector<int> seen(size_t(V), 0);
     for (int i = 0; i < 20000; ++i) ++seen[sample_next_token(z.data(), V, o, rng)];
     for (int r = 0; r < V; ++r) {
@@ -112,7 +112,7 @@ TEST(Sampler, FrequenciesFollowSoftmaxOverTemperature) {
       SampleOptions o;
       o.temperature = t;
       o.top_k = k;
-      Rng rng(uint64_t(t * 100) + uint64_t(k));
+      Rng rng{uint64_t(t * 100) + uint64_t(k)};
       std::vector<int> count(size_t(V), 0);
       for (int i = 0; i < N; ++i) ++count[sample_next_token(z.data(), V, o, rng)];
       const auto p = reference_probs(z, t, k > 0 ? k : V);
