@@ -68,10 +68,11 @@ TEST(Gpt, SameSeedSameThreadsBitIdentical) {
   EXPECT_NE(a, c);
 }
 
+// fp32 on both: the losses differ by summation order only. Measured: at most 4.9e-8 of the loss
+// on the AVX-512-BF16 table and 8.9e-8 on the AVX2 floor over these 4 steps; bound about 10x.
 TEST(Gpt, CpuBackendMatchesReferenceBackend) {
   auto a = train_losses(cpu_kernels(), 4, 5), b = train_losses(ref_kernels(), 4, 5);
-  for (size_t i = 0; i < a.size(); ++i) fprintf(stderr, "MEASURED cpu-ref step %zu rel %.3e\n", i, std::abs(a[i]-b[i])/std::abs(b[i]));
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 2e-4 * std::abs(b[i])) << "step " << i;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-6 * std::abs(b[i])) << "step " << i;
 }
 
 // A step's first micro-batch overwrites the gradients (accumulate false) instead of adding to

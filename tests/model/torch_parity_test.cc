@@ -69,13 +69,15 @@ TEST(TorchParity, LossGradientsAndOptimizerSteps) {
   // Loss and gradients at the initial weights.
   model.grads().data.zero();
   const double loss = model.forward_backward(in.data(), tg.data(), B, T, 1.0);
-  fprintf(stderr, "MEASURED loss %.3e\n", std::abs(loss / ref.tensors.at("loss").as_f64()[0] - 1));
-  EXPECT_NEAR(loss / ref.tensors.at("loss").as_f64()[0], 1.0, 1e-6);
+  // Bounds about 10x the measured agreement (AVX-512-BF16 table and AVX2 floor, fp32 against
+  // float64): loss 3.2e-8, gradients 1.7e-6 (of each tensor's largest), losses after the steps
+  // 8.5e-8, final weights 5.3e-6 (of the largest weight), the steps' updates 1.9e-4 (of the
+  // largest update: Newton-Schulz in fp32).
+  EXPECT_NEAR(loss / ref.tensors.at("loss").as_f64()[0], 1.0, 3e-7);
   for (size_t i = 0; i < model.params().specs.size(); ++i) {
     const auto& s = model.params().specs[i];
     const std::vector<double> want = ref.tensors.at("grad." + s.name).as_f64();
     const std::vector<double> got = test::to_f64(model.grads().tensor(i), size_t(s.numel()));
-    fprintf(stderr, "MEASURED grad %s %.3e\n", s.name.c_str(), test::rel_err(got, want));
     EXPECT_LT(test::rel_err(got, want), 2e-5) << s.name;
   }
 
@@ -86,8 +88,7 @@ TEST(TorchParity, LossGradientsAndOptimizerSteps) {
   for (int s = 0; s < kSteps; ++s) {
     model.grads().data.zero();
     const double l = model.forward_backward(in.data(), tg.data(), B, T, 1.0);
-    fprintf(stderr, "MEASURED steploss %d %.3e\n", s, std::abs(l / want_losses[size_t(s)] - 1));
-    EXPECT_NEAR(l / want_losses[size_t(s)], 1.0, 1e-5) << "step " << s;
+    EXPECT_NEAR(l / want_losses[size_t(s)], 1.0, 1e-6) << "step " << s;
     optim.step(model.params(), model.grads(), lrm[size_t(s)]);
   }
   for (size_t i = 0; i < model.params().specs.size(); ++i) {
@@ -97,8 +98,10 @@ TEST(TorchParity, LossGradientsAndOptimizerSteps) {
     std::vector<double> dgot(got.size()), dwant(got.size());
     const float* w0 = initial.data() + model.params().offsets[i];
     for (size_t j = 0; j < got.size(); ++j) dgot[j] = got[j] - double(w0[j]), dwant[j] = want[j] - double(w0[j]);
-    fprintf(stderr, "MEASURED final %s w %.3e update %.3e\n", s.name.c_str(), test::rel_err(got, want), test::rel_err(dgot, dwant));
-    EXPECT_LT(test::rel_err(got, want), 1e-4) << s.name;
+    // The update alone, too: Muon's whole change is under 1 % of the weights, so the weights'
+    // bound alone would let an update off by several percent through.
+    EXPECT_LT(test::rel_err(got, want), 5e-5) << s.name;
+    EXPECT_LT(test::rel_err(dgot, dwant), 2e-3) << s.name << " (the update)";
   }
 }
 
