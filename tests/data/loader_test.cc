@@ -145,8 +145,8 @@ TEST(Stream, StillAvailable) {
 
 // Every token after the first is a target exactly once, in order, as the concatenated shards have
 // it (across the shard boundary too): the (input, target) pairs are the stream's neighbours.
-// Checked to fail on purpose: a window overlap of zero (row * T + t + 1) or a target off by one
-// at the shard boundary breaks the pairs, though the count stays right.
+// Checked to fail on purpose (tests/mutation/mutations.py): a target that is its own input keeps
+// the count right and fails the pairs.
 TEST(Val, EveryTokenAfterTheFirstIsATargetOnce) {
   Fixture f("val", 20, 2);
   std::vector<int32_t> stream;
@@ -302,8 +302,8 @@ std::vector<std::vector<uint32_t>> awkward_lengths(int T) {
 
 // Every piece of every document appears once in an epoch, whole unless the row ends in it,
 // contiguous, from its piece boundary, behind a BOS, documents in the last shard included.
-// Checked to fail on purpose: dropping a shard's last document (j < n - 1 in build_pieces),
-// cutting pieces one token short (L - 2), and writing a piece without its extra BOS each fail it.
+// Checked to fail on purpose (tests/mutation/mutations.py): further pieces of a long document
+// cut one token short (L - 2 in build_pieces) fail it.
 TEST(BestFit, EachPieceOncePerEpochWholeUnlessCroppedAtRowEnd) {
   for (int T : {7, 16, 33}) {
     Docs d("pieces_" + std::to_string(T), awkward_lengths(T));
@@ -322,8 +322,8 @@ TEST(BestFit, EachPieceOncePerEpochWholeUnlessCroppedAtRowEnd) {
 }
 
 // Over three ranks, the first epochs' pieces are disjoint and together all of them.
-// Checked to fail on purpose: every rank taking the same share (i = 0 in shuffle_epoch's stride)
-// fails it.
+// Checked to fail on purpose (tests/mutation/mutations.py): every rank taking the same share
+// (i = 0 in shuffle_epoch's stride) fails it.
 TEST(BestFit, RanksSharePiecesDisjointlyAndCompletely) {
   const int T = 9, world = 3;
   Docs d("ranks3", awkward_lengths(T));

@@ -3,9 +3,9 @@
 // temperature 0, top-k = 1 is greedy at any temperature, top-k never leaves the k largest, and
 // the frequencies of many draws match softmax(logits / temperature) over the top k.
 //
-// Checked to fail on purpose: dividing by the temperature dropped (exp(l - max)), the
-// temperature applied twice, top-k widened to k + 1, and greedy returning the last of equal
-// maxima each fail at least one test below.
+// Checked to fail on purpose (tests/mutation/mutations.py): the division by the temperature
+// dropped (exp(l - max)) fails the frequencies; top-k widened to k + 1 fails top-k = 1, the k
+// largest and the frequencies.
 #include <gtest/gtest.h>
 
 #include <algorithm>
