@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The memory refusals, before anything is allocated: a training run needing more than 90 % of
+// The memory refusals, before anything is allocated: a training run needing more than 0.9 of
 // the available memory (parameters and their gradients, optimizer state, activations), and a
 // forward-only model for sample / eval (parameters twice, one batch's activations, the KV cache).
 // Each refusal is one line naming what to change.
 //
-// Checked to fail on purpose: the threshold at 100 % instead of 90 %, the gradients left out of
+// Checked to fail on purpose: the threshold at all of it instead of 0.9, the gradients left out of
 // the training estimate (params once), and the KV cache left out of the inference estimate each
 // fail a test below.
 #include <gtest/gtest.h>
