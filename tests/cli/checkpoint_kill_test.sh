@@ -6,6 +6,8 @@
 # (after it), that the resume starts from the right checkpoint without ever skipping a damaged
 # one, that it ends with the uninterrupted run's losses bit for bit, and that the temporary file
 # left behind is never read and is cleaned up.
+# Checked to fail on purpose: a binary without the hook fails "stopped at the hook" and "died of
+# the kill"; stale temporary files kept by prune_checkpoints fail "cleaned up" (mutations.py).
 # usage: checkpoint_kill_test.sh NANOTRAIN WORK_DIR
 set -u
 NT=$1 TMP=$2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Crash safety: runs killed with SIGKILL at random moments (also mid-checkpoint) and resumed give
-# the uninterrupted run's loss curve bit for bit; SIGINT/SIGTERM stop cleanly with 130/143;
+# Crash safety: runs killed with SIGKILL at random moments and resumed give the uninterrupted
+# run's loss curve bit for bit (kills at chosen points inside a checkpoint write are
+# checkpoint_kill_test.sh's); SIGINT/SIGTERM stop cleanly with 130/143;
 # corrupt checkpoints are skipped; non-finite losses stop with a message naming the step and
 # tensor. usage: reliability_test.sh NANOTRAIN WORK_DIR
 set -u
