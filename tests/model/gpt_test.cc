@@ -126,9 +126,17 @@ TEST(Gpt, KvCacheSamplingEqualsFullRecompute) {
   auto b = sample_tokens(m, {1, 2, 3}, so);
   EXPECT_EQ(a, b);
   EXPECT_EQ(a.size(), static_cast<size_t>(c.seq_len - 3 + 1));
-  // With temperature, a seed gives the same tokens again.
-  so.temperature = 1.0, so.use_kv_cache = true, so.max_tokens = 10;
-  EXPECT_EQ(sample_tokens(m, {4}, so), sample_tokens(m, {4}, so));
+  // With temperature, a seed gives the same tokens again, and other seeds other tokens (which
+  // greedy decoding would not); the draw itself is tests/eval/sampler_test.cc's.
+  so.temperature = 1.0, so.use_kv_cache = true, so.max_tokens = 10, so.top_k = 0;
+  const auto first = sample_tokens(m, {4}, so);
+  EXPECT_EQ(sample_tokens(m, {4}, so), first);
+  bool differs = false;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    so.seed = seed;
+    differs |= sample_tokens(m, {4}, so) != first;
+  }
+  EXPECT_TRUE(differs) << "temperature 1 ignored: every seed gives the same tokens";
 }
 
 TEST(Gpt, WeightsRoundTripThroughSafetensors) {
