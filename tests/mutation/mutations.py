@@ -79,6 +79,9 @@ MUTATIONS = [
     ("a resume forgets the training time used", "src/train/train_loop.cc",
      "budget_.restore(s.train_seconds, s.recent_step_seconds);", "budget_.restore(0, s.recent_step_seconds);",
      "nanotrain", "cli_reliability"),
+    ("Muon's step 1 % too large", "src/optim/optimizer.cc",
+     "const float lr = st.lr * std::sqrt(", "const float lr = 1.01f * st.lr * std::sqrt(", "torch_parity_test",
+     "TorchParity"),
     ("stale temporary checkpoint files are kept", "src/train/checkpoint.cc",
      'if (e.path().extension() == ".tmp") fs::remove(e.path(), ec);', "(void)e;", "nanotrain", "cli_checkpoint_kills"),
 ]
