@@ -2,6 +2,7 @@
 #include "core/files.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -42,6 +43,27 @@ mode_t new_file_mode() {
     std::fclose(f);
   }
   return mode_t(0666 & ~mask);
+}
+
+// The test hook described in files.h: stops this process once, at the stage and file that
+// NANOTRAIN_TEST_PAUSE_AT names.
+void pause_for_test(const char* stage, const std::string& path) {
+  static const std::string spec = [] {
+    const char* e = std::getenv("NANOTRAIN_TEST_PAUSE_AT");
+    return std::string(e ? e : "");
+  }();
+  static bool fired = false;
+  if (spec.empty() || fired) return;
+  const size_t colon = spec.find(':');
+  const std::string want_stage = spec.substr(0, colon);
+  const std::string suffix = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  if (want_stage != stage || path.size() < suffix.size() ||
+      path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return;
+  fired = true;
+  std::fprintf(stderr, "nanotrain: test pause at %s of %s\n", stage, path.c_str());
+  std::fflush(stderr);
+  ::raise(SIGSTOP);
 }
 }  // namespace
 
@@ -90,6 +112,7 @@ void AtomicFile::write(const void* data, size_t n) {
     p += w;
     n -= size_t(w);
   }
+  pause_for_test("mid-write", path_);
 }
 
 void AtomicFile::write_at(size_t offset, const void* data, size_t n) {
@@ -98,16 +121,19 @@ void AtomicFile::write_at(size_t offset, const void* data, size_t n) {
 }
 
 void AtomicFile::commit() {
+  pause_for_test("after-write", path_);
   if (::fsync(fd_) != 0) fail("%s: fsync failed: %s", tmp_.c_str(), std::strerror(errno));
   if (::close(fd_) != 0) {
     fd_ = -1;
     fail("%s: close failed: %s", tmp_.c_str(), std::strerror(errno));
   }
   fd_ = -1;
+  pause_for_test("after-fsync", path_);
   refuse_non_regular(path_);  // (checked again: the destination may have changed meanwhile)
   if (::rename(tmp_.c_str(), path_.c_str()) != 0)
     fail("%s: rename failed: %s", path_.c_str(), std::strerror(errno));
   committed_ = true;
+  pause_for_test("after-rename", path_);
   const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
   const std::string dir = parent.empty() ? std::string(".") : parent.string();
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);

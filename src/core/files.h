@@ -17,6 +17,12 @@ namespace nt {
 std::string read_file(const std::string& path);
 
 // Writes to a temporary file beside path, then renames it over path.
+//
+// A test hook, inert unless NANOTRAIN_TEST_PAUSE_AT is set (read once): "STAGE:SUFFIX" stops the
+// process (SIGSTOP, after a line on stderr) the first time a file whose name ends with SUFFIX
+// reaches STAGE, so that a test can kill it exactly there. STAGE: mid-write (the temporary file
+// holds its first write only), after-write (every byte written, not yet synced), after-fsync
+// (synced and closed, not yet renamed), after-rename (in place, its folder not yet synced).
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path);

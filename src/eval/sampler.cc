@@ -158,6 +158,10 @@ class CachedDecoder {
 
 }  // namespace
 
+uint32_t sample_next_token(const float* logits, int64_t V, const SampleOptions& opt, Rng& rng) {
+  return pick(logits, V, opt, rng);
+}
+
 std::vector<uint32_t> sample_tokens(Gpt& model, const std::vector<uint32_t>& prompt, const SampleOptions& opt) {
   const ModelConfig& c = model.config();
   if (prompt.empty()) fail("sample: the prompt must contain at least one token");

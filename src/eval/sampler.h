@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/rng.h"
 #include "model/gpt.h"
 
 namespace nt {
@@ -17,6 +18,10 @@ struct SampleOptions {
   uint64_t seed = 42;
   bool use_kv_cache = true;
 };
+
+// The next token from one position's logits (V of them): drawn from softmax(logits / temperature)
+// restricted to the top_k largest, or the largest (the first of equals) at temperature 0.
+uint32_t sample_next_token(const float* logits, int64_t V, const SampleOptions& opt, Rng& rng);
 
 // Returns the generated ids (not including the prompt). Stops at the model's context length.
 // model's buffers must hold (1, seq_len) when use_kv_cache is false.

@@ -85,7 +85,11 @@ refused "--batch-size 0" "--batch-size" "$NT" "${T[@]}" --run-dir "$(fresh)" --b
 refused "--seq-len 0" "--seq-len" "$NT" "${T[@]}" --run-dir "$(fresh)" --seq-len 0
 refused "--seq-len 1e8" "seq-len" "$NT" "${T[@]}" --run-dir "$(fresh)" --seq-len 100000000
 refused "--depth 0" "--depth" "$NT" "${T[@]}" --run-dir "$(fresh)" --depth 0
-refused "--d-model far beyond memory" "memory|d-model" "$NT" "${T[@]}" --run-dir "$(fresh)" --d-model 262144 --n-head 4096
+refused "--d-model beyond its range" "d-model" "$NT" "${T[@]}" --run-dir "$(fresh)" --d-model 262144 --n-head 4096
+# Memory refusals come from the estimate, before anything is allocated (the 200 MB bound), in one
+# line (train here, eval bpb below; tests/train/memory_check_test.cc checks what they count).
+refused "a model far beyond memory" "^nanotrain: error: this run needs about .* of memory is available" \
+  "$NT" "${T[@]}" --run-dir "$(fresh)" --depth 64 --d-model 65536 --n-head 1024
 refused "--eval-every 0x5" "--eval-every" "$NT" "${T[@]}" --run-dir "$(fresh)" --eval-every 0x5
 refused "--eval-every -5" "--eval-every" "$NT" "${T[@]}" --run-dir "$(fresh)" --eval-every -5
 refused "--save-every 1e400s" "--save-every" "$NT" "${T[@]}" --run-dir "$(fresh)" --save-every 1e400s
@@ -305,6 +309,8 @@ hb += b" " * ((8 - len(hb) % 8) % 8)
 open(p, "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
 EOF
 refused "a model whose context needs more memory than there is" "memory|seq_len|seq-len" "$NT" sample --run-dir "$TMP/big_model" --no-kv-cache
+refused "eval bpb with a batch beyond memory" "^nanotrain: error: eval bpb: this model needs about .* of memory is available" \
+  "$NT" eval bpb --run-dir "$TMP/run" --input "$TMP/text/GPL-3" --batch-size 100000000
 
 # --- tokenizers and patterns
 $PY -c "print('a' * 5000 + 'b')" >"$TMP/aaa.txt"

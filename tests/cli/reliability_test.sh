@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Crash safety: runs killed with SIGKILL at random moments (also mid-checkpoint) and resumed give
-# the uninterrupted run's loss curve bit for bit; SIGINT/SIGTERM stop cleanly with 130/143;
+# Crash safety: runs killed with SIGKILL at random moments and resumed give the uninterrupted
+# run's loss curve bit for bit (kills at chosen points inside a checkpoint write are
+# checkpoint_kill_test.sh's); SIGINT/SIGTERM stop cleanly with 130/143;
 # corrupt checkpoints are skipped; non-finite losses stop with a message naming the step and
 # tensor. usage: reliability_test.sh NANOTRAIN WORK_DIR
 set -u
@@ -99,7 +100,8 @@ check "--on-nan rollback retries with halved rates, then stops" "[ $rc -ne 0 ] &
 
 # A time-budgeted run stopped halfway continues with the remaining budget.
 R="$TMP/budget"
-"$NT" train --data "$TMP/data" --preset tiny --time-budget 4s --save-every 0 --sample-tokens 0 --run-dir "$R" >/dev/null 2>&1 &
+"$NT" train --data "$TMP/data" --preset tiny --time-budget 4s --save-every 0 --sample-tokens 0 --run-dir "$R" \
+  --warmup-frac 0.1 --final-lr-frac 0.2 >/dev/null 2>&1 &
 pid=$!
 wait_started "$R"
 sleep 1.5
@@ -110,6 +112,11 @@ check "the budgeted run was stopped by SIGINT before its end (exit $rc)" "[ $rc 
 "$NT" train --resume "$R" --quiet >/dev/null
 rc=$?
 check "the resumed budget run finished (exit $rc)" "[ $rc -eq 0 ] && [ -s '$R/summary.json' ]"
+# The schedule runs on training time, continued across the stop: each step's learning rate is the
+# schedule's at the training time used before it. (Checked to fail on purpose: a resume that does
+# not restore the time used, or progress counted from the resume, fails it.)
+check "the budget run's learning rates follow the schedule in training time, across the resume" \
+  "/usr/bin/python3 '$(dirname "${BASH_SOURCE[0]}")/lr_schedule_check.py' '$R' 0.1 0.5 0.2 budget=4 >/dev/null"
 # The stop rule, independent of how loaded the machine is: the last step started before the
 # budget was used up (it may then run long), and the run did not stop more than a step early.
 check "resumed budget run ends at the budget (its last step started before 4 s, none was left out)" "/usr/bin/python3 -c '

@@ -68,9 +68,11 @@ TEST(Gpt, SameSeedSameThreadsBitIdentical) {
   EXPECT_NE(a, c);
 }
 
+// fp32 on both: the losses differ by summation order only. Measured: at most 4.9e-8 of the loss
+// on the AVX-512-BF16 table and 8.9e-8 on the AVX2 floor over these 4 steps; bound about 10x.
 TEST(Gpt, CpuBackendMatchesReferenceBackend) {
   auto a = train_losses(cpu_kernels(), 4, 5), b = train_losses(ref_kernels(), 4, 5);
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 2e-4 * std::abs(b[i])) << "step " << i;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-6 * std::abs(b[i])) << "step " << i;
 }
 
 // A step's first micro-batch overwrites the gradients (accumulate false) instead of adding to
@@ -124,9 +126,17 @@ TEST(Gpt, KvCacheSamplingEqualsFullRecompute) {
   auto b = sample_tokens(m, {1, 2, 3}, so);
   EXPECT_EQ(a, b);
   EXPECT_EQ(a.size(), static_cast<size_t>(c.seq_len - 3 + 1));
-  // With temperature, a seed gives the same tokens again.
-  so.temperature = 1.0, so.use_kv_cache = true, so.max_tokens = 10;
-  EXPECT_EQ(sample_tokens(m, {4}, so), sample_tokens(m, {4}, so));
+  // With temperature, a seed gives the same tokens again, and other seeds other tokens (which
+  // greedy decoding would not); the draw itself is tests/eval/sampler_test.cc's.
+  so.temperature = 1.0, so.use_kv_cache = true, so.max_tokens = 10, so.top_k = 0;
+  const auto first = sample_tokens(m, {4}, so);
+  EXPECT_EQ(sample_tokens(m, {4}, so), first);
+  bool differs = false;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    so.seed = seed;
+    differs |= sample_tokens(m, {4}, so) != first;
+  }
+  EXPECT_TRUE(differs) << "temperature 1 ignored: every seed gives the same tokens";
 }
 
 TEST(Gpt, WeightsRoundTripThroughSafetensors) {

@@ -69,7 +69,11 @@ TEST(TorchParity, LossGradientsAndOptimizerSteps) {
   // Loss and gradients at the initial weights.
   model.grads().data.zero();
   const double loss = model.forward_backward(in.data(), tg.data(), B, T, 1.0);
-  EXPECT_NEAR(loss / ref.tensors.at("loss").as_f64()[0], 1.0, 1e-6);
+  // Bounds about 10x the measured agreement (AVX-512-BF16 table and AVX2 floor, fp32 against
+  // float64): loss 3.2e-8, gradients 1.7e-6 (of each tensor's largest), losses after the steps
+  // 8.5e-8, final weights 5.3e-6 (of the largest weight), the steps' updates 1.9e-4 (of the
+  // largest update: Newton-Schulz in fp32).
+  EXPECT_NEAR(loss / ref.tensors.at("loss").as_f64()[0], 1.0, 3e-7);
   for (size_t i = 0; i < model.params().specs.size(); ++i) {
     const auto& s = model.params().specs[i];
     const std::vector<double> want = ref.tensors.at("grad." + s.name).as_f64();
@@ -78,19 +82,27 @@ TEST(TorchParity, LossGradientsAndOptimizerSteps) {
   }
 
   // A few optimizer steps on the same batch: losses before each step, then final weights.
+  const std::vector<float> initial(model.params().data.data(), model.params().data.data() + model.params().numel());
   Optimizer optim(oc, model.params(), cpu_kernels());
   const std::vector<double> want_losses = ref.tensors.at("losses").as_f64();
   for (int s = 0; s < kSteps; ++s) {
     model.grads().data.zero();
     const double l = model.forward_backward(in.data(), tg.data(), B, T, 1.0);
-    EXPECT_NEAR(l / want_losses[size_t(s)], 1.0, 1e-5) << "step " << s;
+    EXPECT_NEAR(l / want_losses[size_t(s)], 1.0, 1e-6) << "step " << s;
     optim.step(model.params(), model.grads(), lrm[size_t(s)]);
   }
   for (size_t i = 0; i < model.params().specs.size(); ++i) {
     const auto& s = model.params().specs[i];
     const std::vector<double> want = ref.tensors.at("final." + s.name).as_f64();
     const std::vector<double> got = test::to_f64(model.params().tensor(i), size_t(s.numel()));
-    EXPECT_LT(test::rel_err(got, want), 1e-4) << s.name;
+    std::vector<double> dgot(got.size()), dwant(got.size());
+    const float* w0 = initial.data() + model.params().offsets[i];
+    for (size_t j = 0; j < got.size(); ++j) dgot[j] = got[j] - double(w0[j]), dwant[j] = want[j] - double(w0[j]);
+    // The update alone, too: Muon's whole change is under 1 % of the weights, so the weights'
+    // bound alone lets a wrong update through (checked: Muon's step scaled by 1.01 fails the
+    // update's bound on every tensor and passes the weights').
+    EXPECT_LT(test::rel_err(got, want), 5e-5) << s.name;
+    EXPECT_LT(test::rel_err(dgot, dwant), 2e-3) << s.name << " (the update)";
   }
 }
 

@@ -230,7 +230,11 @@ TEST(Optimizer, OneOpBf16NewtonSchulzMatchesTheComposedIteration) {
         ns.run(k, x.data(), a.data(), b.data(), m, n, steps);
       }
       omp_set_num_threads(saved);
-      EXPECT_LT(test::rel_err(test::to_f64(got[0].data(), got[0].size()), test::to_f64(want.data(), want.size())), 1e-2)
+      // Measured on the AVX-512-BF16 tile: bit-identical without the Gram matrix; on the Gram
+      // path 0, 2.9e-4 and 6.1e-3 after 1, 2 and 5 steps (the iteration amplifies the summation
+      // order's difference). Bounds about 10x the 2-step figure; the 5-step Gram case keeps 1e-2.
+      const double bound = gram && steps == 5 ? 1e-2 : 3e-3;
+      EXPECT_LT(test::rel_err(test::to_f64(got[0].data(), got[0].size()), test::to_f64(want.data(), want.size())), bound)
           << m << " x " << n << ", " << steps << " steps";
       EXPECT_LT(test::rel_err(test::to_f64(got[0].data(), got[0].size()), exact), gram ? 2e-2 : 4e-2)
           << m << " x " << n;
