@@ -86,7 +86,9 @@ CpuFeatures cpu_features() {
 std::string CpuFeatures::describe() const {
   std::string s;
   auto add = [&](bool on, const char* n) {
-    if (on) s += (s.empty() ? "" : " ") + std::string(n);
+    if (!on) return;
+    if (!s.empty()) s += ' ';
+    s += n;
   };
   add(avx2, "avx2");
   add(fma, "fma");
