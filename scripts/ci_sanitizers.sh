@@ -3,7 +3,7 @@
 #  asan  the whole test suite (every GoogleTest binary and the command-line end-to-end and
 #        reliability tests) built with clang, AddressSanitizer + UndefinedBehaviorSanitizer, in
 #        build-fuzz/ -- the same build the fuzzers use, so CI compiles it once;
-#  fuzz  every libFuzzer target for FUZZ_SECONDS (default 15) on its seed corpus
+#  fuzz  every libFuzzer target for FUZZ_SECONDS (default 10) on its seed corpus
 #        (tests/fuzz/run_fuzzers.sh; a longer campaign is `tests/fuzz/run_fuzzers.sh 600`);
 #  tsan  the threaded parts (every OpenMP region: kernels, the model, bf16 training, Muon, data
 #        preparation, the loader, tokenizer training, the profiler, and a short `nanotrain
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(asan fuzz tsan)
 jobs=$(nproc)
-fuzz_seconds=${FUZZ_SECONDS:-15}
+fuzz_seconds=${FUZZ_SECONDS:-10}
 # Line tables are all a sanitizer report needs (file:line in each frame); full debug information
 # would double the compile and link time.
 debug_info=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG"

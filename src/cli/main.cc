@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "core/system.h"
 #include "dist/comm.h"
+#include "train/signals.h"
 
 namespace {
 
@@ -42,6 +43,7 @@ int run_app(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nt::route_stop_signals_to_one_thread();
   nt::keep_freed_memory();
   const int rc = run_app(argc, argv);
   // An error on one rank of a job over several processes ends them all (the others would wait

@@ -88,7 +88,7 @@ TEST(TrainConfig, JsonKeysAreTheStoredOnes) {
       "peak_gflops", "sample_tokens", "sample_prompt", "save_every", "keep_checkpoints", "on_nan", "core_every",
       "core_bundle", "core_max_per_task"};
   EXPECT_EQ(keys, want);
-  EXPECT_EQ(j["shape"].size(), 17u);  // 9 shape fields and the 8 model variants
+  EXPECT_EQ(j["shape"].size(), 19u);  // 9 shape fields and the 10 model variants
   EXPECT_EQ(j["optim"].size(), 36u);
   EXPECT_EQ(j["schedule"].size(), 5u);
   EXPECT_TRUE(j["optim"].contains("eps"));
@@ -192,7 +192,7 @@ TEST(TrainConfig, CommandLineOptionsComeFromTheFields) {
   CLI::App app{"t"};
   cli::add_field_options(&app, *cfg);
   std::vector<std::string> want = flags_of(*cfg);
-  EXPECT_EQ(want.size(), 86u);  // every flag of `train --help`
+  EXPECT_EQ(want.size(), 88u);  // every flag of `train --help`
   for (const auto& flag : want) EXPECT_NE(app.get_option_no_throw(flag), nullptr) << flag;
   app.parse("--rope-base 500 --muon-momentum 0.9 --quiet --warmup-frac 0.1 --batch-size 8 --on-nan rollback --seed 3",
             false);
