@@ -28,8 +28,7 @@ jobs=$(nproc)
 fuzz_seconds=${FUZZ_SECONDS:-10}
 # Line tables are all a sanitizer report needs (file:line in each frame); full debug information
 # would double the compile and link time.
-debug_info=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG"
-            -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG")
+debug_info=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG")
 
 need=()
 command -v clang++ >/dev/null 2>&1 || need+=(clang)
