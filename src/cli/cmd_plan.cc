@@ -2,7 +2,6 @@
 // `nanotrain plan`: which model to train in a time budget on this machine (experiment/planner.h);
 // `plan --fit RUN...` fits the scaling law it decides by to measured runs (experiment/scaling_law.h).
 #include <cstdio>
-#include <ctime>
 #include <memory>
 
 #include "cli/commands.h"
@@ -10,6 +9,7 @@
 #include "core/check.h"
 #include "core/duration.h"
 #include "core/files.h"
+#include "core/system.h"
 #include "experiment/plan_check.h"
 #include "experiment/planner.h"
 #include "experiment/scaling_law.h"
@@ -37,22 +37,13 @@ double parse_budget(const std::string& flag, const std::string& text) {
   return *s;
 }
 
-std::string today_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
 void run_fit(const PlanFlags& f) {
   std::vector<std::string> skipped;
   const std::vector<FitPoint> points = load_fit_points(f.fit, skipped);
   for (const std::string& s : skipped) std::fprintf(stderr, "plan --fit: skipped %s\n", s.c_str());
   const ScalingFit fit = fit_scaling_law(points);
   const std::string source = strf("fit by nanotrain plan --fit to %zu finished runs", points.size());
-  const nlohmann::json j = scaling_law_json(fit, points, source, today_utc());
+  const nlohmann::json j = scaling_law_json(fit, points, source, utc_time("%Y-%m-%d"));
   write_file_atomic(f.out, j.dump(2) + "\n");
   if (f.json) return (void)std::printf("%s\n", j.dump(2).c_str());
   const ScalingLaw& l = fit.law;

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 #include "core/check.h"
@@ -149,6 +150,14 @@ std::string hostname() {
   char buf[256] = {};
   gethostname(buf, sizeof buf - 1);
   return buf;
+}
+
+std::string utc_time(const char* format) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  return std::string(buf, std::strftime(buf, sizeof buf, format, &tm));
 }
 
 }  // namespace nt

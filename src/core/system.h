@@ -27,6 +27,8 @@ CpuFeatures cpu_features();
 // 1/slots of the cores by default, unless its launcher already bound it to fewer than all.
 int setup_threads(int threads, int slot = 0, int slots = 1);
 std::string hostname();
+// The current time in UTC, formatted by strftime (e.g. "%Y-%m-%d").
+std::string utc_time(const char* format);
 // Makes the C allocator keep freed memory for reuse instead of returning it to the kernel: large
 // blocks come from the heap rather than from a fresh mmap each time, and the heap is not trimmed.
 // oneDNN's GEMMs allocate their packing buffers per call; with glibc's defaults those pages were

@@ -3,26 +3,13 @@
 
 #include <unistd.h>
 
-#include <ctime>
 #include <filesystem>
 
 #include "core/check.h"
 #include "core/files.h"
+#include "core/system.h"
 
 namespace nt::experiment {
-
-namespace {
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char b[32];
-  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return b;
-}
-
-}  // namespace
 
 std::string status_path(const std::string& out) { return (std::filesystem::path(out) / "status.json").string(); }
 
@@ -52,7 +39,7 @@ nlohmann::json SweepStatus::to_json() const {
           {"out", out_},
           {"state", state_},
           {"pid", int(::getpid())},
-          {"updated", utc_now()},
+          {"updated", utc_time("%Y-%m-%dT%H:%M:%SZ")},
           {"peak_gflops", peak_},
           {"peak_source", peak_source_},
           {"counts", counts},
