@@ -1,24 +1,18 @@
 // SPDX-License-Identifier: MIT
 // `nanotrain bench`'s training steps: forward + backward + optimizer on random tokens for every
 // --configs x --dtype, the median step's tokens/s and MFU against the best peak seen so far.
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <vector>
 
 #include "cli/bench.h"
 #include "core/check.h"
 #include "core/files.h"
-#include "model/gpt.h"
-#include "model/params.h"
-#include "optim/optimizer.h"
 #include "profile/profile.h"
+#include "train/step_timing.h"
 
 namespace nt::cli::bench {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct StepResult {
   int B = 0, T = 0;
@@ -29,35 +23,15 @@ struct StepResult {
 StepResult time_steps(const BenchFlags& f, const KernelTable& k, const ModelConfig& c, Precision prec) {
   StepResult r;
   r.B = sequences_per_step(f, c), r.T = c.seq_len;
-  const int B = r.B, T = r.T;
-  Gpt model(c, k, B, T, prec);
-  init_params(model.params(), 1);
   OptimConfig oc;
   oc.resolve(c.d_model);
   oc.bf16_newton_schulz = prec == Precision::kBf16;  // as `train` runs it
-  Optimizer opt(oc, model.params(), k);
-  std::vector<int32_t> x(size_t(B) * T), y(size_t(B) * T);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = int32_t((i * 2654435761u) % uint32_t(c.vocab_size));
-  for (size_t i = 0; i < y.size(); ++i) y[i] = x[(i + 1) % x.size()];
-  auto step = [&] {
-    profile::Zone zs(profile::kStep);
-    model.forward_backward(x.data(), y.data(), B, T, 1.0, false);  // overwrites the gradients
-    profile::Zone z(profile::kOptimizer);
-    opt.step(model.params(), model.grads(), 1.0);
-  };
-  step();  // warm-up
-  if (f.profile || !f.trace.empty()) {
+  const TimedSteps t = time_training_steps(c, k, prec, oc, r.B, f.steps, [&] {
+    if (!f.profile && f.trace.empty()) return;
     profile::reset();
     profile::enable(true);
-  }
-  std::vector<double> t;
-  for (int s = 0; s < f.steps; ++s) {
-    const auto t0 = Clock::now();
-    step();
-    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  r.sec = t[t.size() / 2], r.tps = double(B) * T / r.sec;
+  });
+  r.sec = median(t.step_s()), r.tps = double(r.B) * r.T / r.sec;
   return r;
 }
 

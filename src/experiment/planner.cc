@@ -7,10 +7,8 @@
 
 #include "core/check.h"
 #include "data/dataset.h"
-#include "model/gpt.h"
-#include "model/params.h"
-#include "optim/optimizer.h"
 #include "train/default_data.h"
+#include "train/step_timing.h"
 #include "train/train_plan.h"
 
 namespace nt::experiment {
@@ -26,31 +24,10 @@ struct StepTiming {
   double step_seconds(int batch) const { return per_sequence_s * batch + optimizer_s; }
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // One warm-up step, then `steps` timed ones on fixed tokens, as `nanotrain bench` times a step.
 StepTiming time_steps(const TrainPlan& p, int batch, int steps) {
-  const ModelConfig& c = p.model;
-  Gpt model(c, *p.kernels, batch, p.T, p.prec);
-  init_params(model.params(), 1);
-  Optimizer opt(p.optim, model.params(), *p.kernels);
-  std::vector<int32_t> x(size_t(batch) * p.T), y(x.size());
-  for (size_t i = 0; i < x.size(); ++i) x[i] = int32_t((i * 2654435761u) % uint32_t(c.vocab_size));
-  for (size_t i = 0; i < y.size(); ++i) y[i] = x[(i + 1) % x.size()];
-  std::vector<double> fb, op;
-  for (int s = 0; s <= steps; ++s) {
-    const auto t0 = Clock::now();
-    model.forward_backward(x.data(), y.data(), batch, p.T, 1.0, false);
-    const auto t1 = Clock::now();
-    opt.step(model.params(), model.grads(), 1.0);
-    if (s == 0) continue;  // the warm-up
-    fb.push_back(std::chrono::duration<double>(t1 - t0).count());
-    op.push_back(since(t1));
-  }
-  return {median(fb) / batch, median(op)};
+  const TimedSteps t = time_training_steps(p.model, *p.kernels, p.prec, p.optim, batch, steps);
+  return {median(t.forward_backward_s) / batch, median(t.optimizer_s)};
 }
 
 TrainConfig candidate_config(const TrainConfig& base, int depth, int width, int batch) {
