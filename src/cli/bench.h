@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // `nanotrain bench` in parts: its flags, this machine's peaks (cmd_bench_peaks.cc), every hot
 // kernel's rate against them (cmd_bench_kernels.cc: the GEMMs and the roofline chart;
-// cmd_bench_ops.cc: the rest), whole training steps (cmd_bench_steps.cc), and the command that
-// runs them and writes the JSON (cmd_bench.cc).
+// cmd_bench_ops.cc: the rest), whole training steps (cmd_bench_steps.cc), the kernel tests' cases
+// on every kernel table (cmd_bench_cases.cc), and the command that runs them and writes the JSON
+// (cmd_bench.cc).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -27,6 +28,9 @@ struct BenchFlags {
   int batch = 0;  // 0: kStepTokens a step (sequences_per_step)
   int threads = 0;
   bool no_kernels = false, no_steps = false, profile = false, quick = false, routes = false;
+  bool kernel_cases = false;
+  std::string case_tables;  // empty: every table of the CPU backend this machine runs
+  std::string case_filter;
   std::string trace;
   std::string json;
   std::string roofline;
@@ -54,6 +58,17 @@ struct BenchFlags {
                       "PREFIX.<model>.<dtype>.json/.svg"});
     v(routes, {.flag = "--routes",
                .help = "Print the backend's GEMM dispatch table (pattern, condition, kernel, why) and exit"});
+    v(kernel_cases, {.flag = "--kernel-cases",
+                     .help = "Instead of the tables above: time the kernel tests' cases (kernels/kernel_cases.h: every "
+                             "shape, transpose, beta and window they check) on every kernel table this machine runs, "
+                             "one row per table, op and case (median of 5; --quick: 1). The reference table's plain "
+                             "loops are slow: it runs only when --case-tables names ref"});
+    v(case_tables, {.flag = "--case-tables",
+                    .help = "With --kernel-cases: only these tables (comma list of names, e.g. cpu-avx2,ref; default: "
+                            "every CPU table this machine runs)"});
+    v(case_filter, {.flag = "--case-filter",
+                    .help = "With --kernel-cases: only the rows whose 'family op case' contains this text (e.g. "
+                            "attention_bwd, 1x1x1_nn)"});
     v(json, {.flag = "--json", .help = "Also write the figures as JSON to this file ('-' = stdout)"});
     v(roofline, {.flag = "--roofline",
                  .help = "Also draw the kernels against this machine's roofs (compute peaks, bandwidth) as an SVG "
@@ -78,6 +93,8 @@ int sequences_per_step(const BenchFlags& f, const ModelConfig& c);
 // Median seconds per call of fn over 5 timed batches, each at least 50 ms long, after a warm-up
 // call; quick: one timed call.
 double time_calls(const std::function<void()>& fn, bool quick);
+// The same over `reps` batches, each calling fn until at least min_s has passed (0: once).
+double time_calls(const std::function<void()>& fn, int reps, double min_s);
 void fill_rand(float* p, size_t n, uint64_t seed, float scale = 1.0f);
 
 // This machine's peaks; other processes can only lower a measured peak, so each is the best
@@ -134,6 +151,11 @@ void bench_optimizer_kernels(KernelRows& r);
 
 // Runs the kernel table, prints it, fills out["kernels"], and draws --roofline's chart.
 void run_kernel_table(const BenchFlags& f, const Machine& m, const Peaks& peaks, nlohmann::json& out);
+// --kernel-cases: the kernel tests' cases on every chosen table, printed, in out["kernel_cases"].
+void run_case_table(const BenchFlags& f, nlohmann::json& out);
+// --case-tables names only tables this machine runs and --case-filter keeps some row (an error
+// naming the flag otherwise).
+void check_case_flags(const BenchFlags& f);
 // Runs the training steps of every --configs x --dtype, prints them, fills out["steps"].
 void run_step_table(const BenchFlags& f, const KernelTable& k, Peaks& peaks, nlohmann::json& out);
 

@@ -20,6 +20,7 @@
 #include "core/files.h"
 #include "core/system.h"
 #include "model/gpt.h"
+#include "train/step_timing.h"
 
 namespace nt::cli {
 
@@ -28,8 +29,10 @@ namespace bench {
 using Clock = std::chrono::steady_clock;
 
 double time_calls(const std::function<void()>& fn, bool quick) {
-  const int reps = quick ? 1 : 5;
-  const double min_s = quick ? 0.0 : 0.05;
+  return time_calls(fn, quick ? 1 : 5, quick ? 0.0 : 0.05);
+}
+
+double time_calls(const std::function<void()>& fn, int reps, double min_s) {
   fn();  // warm-up (primitive creation, page faults)
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
@@ -43,8 +46,7 @@ double time_calls(const std::function<void()>& fn, bool quick) {
     } while (dt < min_s);
     t.push_back(dt / calls);
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return median(t);
 }
 
 void fill_rand(float* p, size_t n, uint64_t seed, float scale) {
@@ -103,9 +105,14 @@ void run_bench(const BenchFlags& f) {
     std::fputs(be.gemm_routes ? be.gemm_routes().c_str() : "this backend has no GEMM route table\n", stdout);
     return;
   }
+  nlohmann::json out;
+  if (f.kernel_cases) {
+    run_case_table(f, out);
+    if (!f.json.empty()) write_json(f.json, out);
+    return;
+  }
   Machine m;
   m.threads = setup_threads(f.threads);
-  nlohmann::json out;
   Peaks peaks = measure_peaks(f, m, out);
   if (!f.no_kernels) run_kernel_table(f, m, peaks, out);
   if (!f.no_steps) run_step_table(f, *m.kernels, peaks, out);
@@ -127,6 +134,13 @@ void validate(const BenchFlags& f) {
     if (f.no_kernels) fail("--roofline %s: the chart needs the kernel table (drop --no-kernels)", f.roofline.c_str());
     check_folder_of("--roofline", f.roofline);
   }
+  if (!f.kernel_cases && !f.case_tables.empty())
+    fail("--case-tables %s: only with --kernel-cases", f.case_tables.c_str());
+  if (!f.kernel_cases && !f.case_filter.empty())
+    fail("--case-filter %s: only with --kernel-cases", f.case_filter.c_str());
+  if (f.kernel_cases && !(f.roofline.empty() && f.trace.empty()))
+    fail("--kernel-cases: the tests' cases are timed alone (--roofline and --trace draw the model's kernels and steps)");
+  if (f.kernel_cases) check_case_flags(f);
 }
 
 }  // namespace bench

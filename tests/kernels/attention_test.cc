@@ -8,13 +8,13 @@
 
 #include "backends/ref/ops_ref.h"
 #include "core/buffer.h"
-#include "kernel_cases.h"
+#include "kernels/kernel_cases.h"
 #include "kernel_test_util.h"
 
 namespace nt {
 namespace {
 
-using test::AttentionCase;
+using cases::AttentionCase;
 using test::randn;
 using test::rel_err;
 using test::to_f32;
@@ -114,11 +114,11 @@ void check_attention_bf16(const KernelTable& kt, const AttentionCase& cs) {
 
 class KernelAttention : public test::TableCaseTest<AttentionCase> {};
 TEST_P(KernelAttention, MatchesReference) { check_attention(kt(), tc()); }
-NT_TABLE_CASE_TESTS(Attention, KernelAttention, test::attention_cases());
+NT_TABLE_CASE_TESTS(Attention, KernelAttention, cases::attention_cases());
 
 class KernelAttentionBf16 : public test::TableCaseTest<AttentionCase> {};
 TEST_P(KernelAttentionBf16, MatchesSpec) { check_attention_bf16(kt(), tc()); }
-NT_TABLE_CASE_TESTS(AttentionBf16, KernelAttentionBf16, test::attention_bf16_cases());
+NT_TABLE_CASE_TESTS(AttentionBf16, KernelAttentionBf16, cases::attention_bf16_cases());
 
 // A window covering every key (T - 1, T, or kFullWindow) is the causal attention, bit for bit:
 // the kernels take the causal path.

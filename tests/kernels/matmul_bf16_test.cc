@@ -11,14 +11,14 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/ref/ops_ref.h"
 #include "core/buffer.h"
-#include "kernel_cases.h"
+#include "kernels/kernel_cases.h"
 #include "kernel_test_util.h"
 
 namespace nt {
 namespace {
 
 using test::gemm_shape;
-using test::MatmulCase;
+using cases::MatmulCase;
 using test::randn;
 using test::randn_bf16;
 using test::rel_err;
@@ -63,11 +63,11 @@ void check_matmul_bf16_out(const KernelTable& kt, const MatmulCase& s) {
 
 class KernelMatmulBf16 : public test::TableCaseTest<MatmulCase> {};
 TEST_P(KernelMatmulBf16, AllTransposes) { check_matmul_bf16(kt(), tc()); }
-NT_TABLE_CASE_TESTS(MatmulBf16, KernelMatmulBf16, test::matmul_bf16_cases());
+NT_TABLE_CASE_TESTS(MatmulBf16, KernelMatmulBf16, cases::matmul_bf16_cases());
 
 class KernelMatmulBf16Out : public test::TableCaseTest<MatmulCase> {};
 TEST_P(KernelMatmulBf16Out, AllTransposes) { check_matmul_bf16_out(kt(), tc()); }
-NT_TABLE_CASE_TESTS(MatmulBf16Out, KernelMatmulBf16Out, test::matmul_bf16_out_cases());
+NT_TABLE_CASE_TESTS(MatmulBf16Out, KernelMatmulBf16Out, cases::matmul_bf16_out_cases());
 
 // NT_TEST_MATMUL_SHAPES="m,n,k;..." of the caller's choice on every table this process runs.
 TEST(KernelMatmulBf16Env, AllTransposesOnEnvShapes) {

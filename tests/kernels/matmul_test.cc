@@ -11,14 +11,14 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/ref/ops_ref.h"
-#include "kernel_cases.h"
+#include "kernels/kernel_cases.h"
 #include "kernel_test_util.h"
 
 namespace nt {
 namespace {
 
 using test::gemm_shape;
-using test::MatmulCase;
+using cases::MatmulCase;
 using test::randn;
 using test::rel_err;
 using test::to_f32;
@@ -44,7 +44,7 @@ void check_matmul(const KernelTable& kt, const MatmulCase& cs) {
 
 class KernelMatmul : public test::TableCaseTest<MatmulCase> {};
 TEST_P(KernelMatmul, AllTransposes) { check_matmul(kt(), tc()); }
-NT_TABLE_CASE_TESTS(Matmul, KernelMatmul, test::matmul_cases());
+NT_TABLE_CASE_TESTS(Matmul, KernelMatmul, cases::matmul_cases());
 
 // NT_TEST_MATMUL_SHAPES="m,n,k;..." of the caller's choice, every transpose and beta, on every
 // table this process can run (README, "Tests").

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "backends/ref/ops_ref.h"
-#include "kernel_cases.h"
+#include "kernels/kernel_cases.h"
 #include "kernel_test_util.h"
 
 namespace nt {
@@ -16,8 +16,8 @@ namespace {
 
 using test::randn;
 using test::rel_err;
-using test::RopeCase;
-using test::RowsCase;
+using cases::RopeCase;
+using cases::RowsCase;
 using test::to_f32;
 using test::to_f64;
 using Vec = std::vector<double>;
@@ -62,7 +62,7 @@ TEST_P(KernelRope, RopeNorm) {
   EXPECT_LT(rel_err(to_f64(gf.data(), gf.size()), dx), 1e-5);
 }
 
-NT_TABLE_CASE_TESTS(Rope, KernelRope, test::rope_cases());
+NT_TABLE_CASE_TESTS(Rope, KernelRope, cases::rope_cases());
 
 // RMSNorm forward and (accumulating) backward, the cross-entropy in fp32 and with its bf16
 // gradient (within half a bf16 ulp of the exact gradient plus the fp32 pass's error; garbage
@@ -145,7 +145,7 @@ void check_activations(const KernelTable& k, int64_t rows, int64_t width) {
 class KernelRows : public test::TableCaseTest<RowsCase> {};
 TEST_P(KernelRows, RowKernelsOnShapes) { check_rows(kt(), tc().rows, tc().width); }
 TEST_P(KernelRows, ActivationsOnShapes) { check_activations(kt(), tc().rows, tc().width); }
-NT_TABLE_CASE_TESTS(Rows, KernelRows, test::row_cases());
+NT_TABLE_CASE_TESTS(Rows, KernelRows, cases::row_cases());
 
 // NT_TEST_ROW_SHAPES="rows,width;..." of the caller's choice on every table this process runs.
 TEST(KernelRowsEnv, RowKernelsOnEnvShapes) {
@@ -192,7 +192,7 @@ TEST_P(KernelRowsBf16, RmsNormBf16CopyIsTheNormThenToBf16) {
     EXPECT_EQ(out_h, want_dx_h) << at << " (dinp_h over out_h)";
   }
 }
-NT_TABLE_CASE_TESTS(RowsBf16, KernelRowsBf16, test::row_bf16_cases());
+NT_TABLE_CASE_TESTS(RowsBf16, KernelRowsBf16, cases::row_bf16_cases());
 
 }  // namespace
 }  // namespace nt

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 // The kernel tests' cases as data: per op family, the shapes (awkward ones: 1, 7, a vector's
 // lanes - 1 and + 1, odd heads and dims, the paths the dispatch rules pick), transposes and
-// betas that every CPU kernel table is checked on against the reference in double. Header-only
-// and free of GoogleTest, so that a benchmark can walk the same cases.
+// betas that every CPU kernel table is checked on against the reference in double
+// (tests/kernels/), and that `nanotrain bench --kernel-cases` times on every table this machine
+// runs. Pure data: the tests and the benchmark read the same cases.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace nt::test {
+#include "kernels/kernels.h"
+
+namespace nt::cases {
 
 inline std::string transposes_name(bool ta, bool tb) { return std::string(ta ? "t" : "n") + (tb ? "t" : "n"); }
 
@@ -69,10 +72,10 @@ inline std::vector<MatmulCase> matmul_bf16_out_cases() {
 }
 
 // Causal grouped-query attention: q (B, T, H, D), k and v (B, T, KVH, D).
-// window: kernels.h's (query t attends to keys t - window .. t); kFullWindow's value is causal.
+// window: kernels.h's (query t attends to keys t - window .. t); the default, kFullWindow, is causal.
 struct AttentionCase {
   int64_t b, t, h, kvh, d;
-  int64_t window = INT64_MAX / 4;
+  int64_t window = kFullWindow;
   std::string name() const {
     return "b" + std::to_string(b) + "_t" + std::to_string(t) + "_h" + std::to_string(h) + "_kv" +
            std::to_string(kvh) + "_d" + std::to_string(d) + (window < t ? "_w" + std::to_string(window) : "");
@@ -136,4 +139,4 @@ inline std::vector<RopeCase> rope_cases() {
   return {{2, 9, 3, 10}, {1, 5, 2, 7}, {2, 3, 4, 64}, {1, 1, 1, 2}, {1, 7, 3, 34}};
 }
 
-}  // namespace nt::test
+}  // namespace nt::cases
