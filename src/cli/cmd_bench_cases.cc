@@ -13,6 +13,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/bench.h"
@@ -36,6 +37,7 @@ struct Op {
 
 // A case as the tests name it (MatmulCase::name(), ...), and the GEMMs' beta.
 struct CaseName {
+  CaseName(std::string n, std::optional<double> b = {}) : name(std::move(n)), beta(b) {}
   std::string name;
   std::optional<double> beta;
 };
@@ -101,17 +103,21 @@ void CaseRows::row(const Op& op, const CaseName& cs, double flops, double bytes,
   const double sec = time_calls(fn, reps_, min_s_);
   const bool per_flop = flops > 0;
   const double rate = (per_flop ? flops : bytes) / sec * 1e-9;
-  std::printf("  %-16s %-19s %-34s %10.4f %9.2f %s\n", op.family, op.name, text.c_str(), sec * 1e3, rate,
+  std::printf("  %-16s %-19s %-34s %11.2f %9.2f %s\n", op.family, op.name, text.c_str(), sec * 1e6, rate,
               per_flop ? "GF/s" : "GB/s");
   j["ms"] = sec * 1e3, j["gflop"] = flops * 1e-9, j["gbyte"] = bytes * 1e-9;
   j[per_flop ? "gflops" : "gbs"] = rate;
   rows.push_back(j);
 }
 
-// Random values in [-scale, scale]; bf16 copies by truncation (the rounding does not change a
-// kernel's speed).
+// n zeros (at least one, so that data() is never null); random values in [-scale, scale]; bf16
+// copies by truncation (the rounding does not change a kernel's speed).
+template <class T = float>
+std::vector<T> zeros(int64_t n) {
+  return std::vector<T>(static_cast<size_t>(std::max<int64_t>(n, 1)));
+}
 std::vector<float> randoms(int64_t n, uint64_t seed, float scale = 1.0f) {
-  std::vector<float> v(size_t(std::max<int64_t>(n, 1)));
+  std::vector<float> v = zeros(n);
   fill_rand(v.data(), v.size(), seed, scale);
   return v;
 }
@@ -162,7 +168,7 @@ void time_matmul_bf16(CaseRows& r) {
   const Op out_op{"matmul_bf16_out", "matmul_bf16_out", true, k.matmul_bf16_out != nullptr};
   for (const cases::MatmulCase& c : cases::matmul_bf16_out_cases()) {
     const std::vector<uint16_t> a = bf16_randoms(c.m * c.k, 1), b = bf16_randoms(c.k * c.n, 2);
-    std::vector<uint16_t> out(size_t(c.m * c.n));
+    std::vector<uint16_t> out = zeros<uint16_t>(c.m * c.n);
     r.row(out_op, {c.name()}, gemm_flops(c), gemm_bytes(c, 2, 2),
           [&] { k.matmul_bf16_out(out.data(), a.data(), b.data(), c.m, c.n, c.k, c.ta, c.tb); });
   }
@@ -194,7 +200,7 @@ void time_attention_family(CaseRows& r, bool bf16) {
   for (const cases::AttentionCase& c : bf16 ? cases::attention_bf16_cases() : cases::attention_cases()) {
     const int64_t nq = c.b * c.t * c.h * c.d, nk = c.b * c.t * c.kvh * c.d;
     const std::vector<float> q = randoms(nq, 50), kk = randoms(nk, 51), v = randoms(nk, 52), dout = randoms(nq, 53);
-    std::vector<float> out(size_t(nq)), lse(size_t(c.b * c.h * c.t)), dq(size_t(nq)), dk(size_t(nk)), dv(size_t(nk));
+    std::vector<float> out = zeros(nq), lse = zeros(c.b * c.h * c.t), dq = zeros(nq), dk = zeros(nk), dv = zeros(nk);
     const AttentionWork w = attention_work(c);
     const auto fwd = [&] {
       fwd_fn(out.data(), lse.data(), q.data(), kk.data(), v.data(), c.b, c.t, c.h, c.kvh, c.d, c.window);
@@ -217,9 +223,9 @@ void time_rows(CaseRows& r) {
   for (const cases::RowsCase& c : cases::row_cases()) {
     const int64_t rows = c.rows, w = c.width, n = rows * w;
     const std::vector<float> x = randoms(n, 90, 3.0f), dy = randoms(n, 91), u = randoms(2 * n, 95, 3.0f);
-    std::vector<float> out(size_t(2 * n)), rstd(size_t(rows)), dx = randoms(2 * n, 92), logits = randoms(n, 60, 10);
-    std::vector<uint16_t> grad_h(size_t(n));
-    std::vector<int32_t> targets(size_t(rows));
+    std::vector<float> out = zeros(2 * n), rstd = zeros(rows), dx = randoms(2 * n, 92), logits = randoms(n, 60, 10);
+    std::vector<uint16_t> grad_h = zeros<uint16_t>(n);
+    std::vector<int32_t> targets = zeros<int32_t>(rows);
     for (int64_t i = 0; i < rows; ++i) targets[size_t(i)] = int32_t((i * 37) % w);
     const double b = double(n);
     const CaseName cs{c.name()};
@@ -253,8 +259,8 @@ void time_rows_bf16(CaseRows& r) {
   for (const cases::RowsCase& c : cases::row_bf16_cases()) {
     const int64_t rows = c.rows, w = c.width, n = rows * w;
     const std::vector<float> x = randoms(n, 96, 3.0f), dy = randoms(n, 97);
-    std::vector<float> out(size_t(n)), rstd(size_t(rows)), dx = randoms(n, 98);
-    std::vector<uint16_t> out_h(size_t(n)), dx_h(size_t(n));
+    std::vector<float> out = zeros(n), rstd = zeros(rows), dx = randoms(n, 98);
+    std::vector<uint16_t> out_h = zeros<uint16_t>(n), dx_h = zeros<uint16_t>(n);
     r.row(fwd, {c.name()}, 0, 10.0 * double(n),
           [&] { k.rmsnorm_fwd_bf16(out.data(), out_h.data(), rstd.data(), x.data(), rows, w, 1e-6f); });
     r.row(bwd, {c.name()}, 0, 16.0 * double(n),
@@ -267,8 +273,8 @@ void time_rope(CaseRows& r) {
   const KernelTable& k = r.k;
   for (const cases::RopeCase& c : cases::rope_cases()) {
     const int64_t n = c.b * c.t * c.h * c.d, half = c.d / 2, B = c.b, T = c.t, H = c.h, D = c.d;
-    std::vector<float> x = randoms(n, 40), dx = randoms(n, 42), rstd(size_t(B * T * H));
-    std::vector<float> cs(size_t(std::max<int64_t>(T * half, 1))), sn(cs.size());
+    std::vector<float> x = randoms(n, 40), dx = randoms(n, 42), rstd = zeros(B * T * H);
+    std::vector<float> cs = zeros(T * half), sn = zeros(T * half);
     for (int64_t p = 0; p < T; ++p)
       for (int64_t j = 0; j < half; ++j) {
         const double angle = double(p) * std::pow(10000.0, -2.0 * double(j) / double(D));
@@ -330,8 +336,9 @@ void run_case_table(const BenchFlags& f, nlohmann::json& out) {
   const int threads = setup_threads(f.threads);
   const std::string features = cpu_features().describe();
   const int reps = f.quick ? 1 : CaseRows::kReps;
-  std::printf("nanotrain bench --kernel-cases: %d threads, %s; the median of %d timed repetitions a case\n", threads,
-              features.c_str(), reps);
+  const std::string how =
+      f.quick ? "one timed call a case (--quick)" : strf("the median of %d timed batches a case", reps);
+  std::printf("nanotrain bench --kernel-cases: %d threads, %s; %s\n", threads, features.c_str(), how.c_str());
   out["machine"] = {{"host", hostname()},
                     {"threads", threads},
                     {"features", features},
@@ -342,7 +349,7 @@ void run_case_table(const BenchFlags& f, nlohmann::json& out) {
     const KernelTable& t = *tables[i];
     std::fprintf(stderr, "bench: timing the kernel cases on %s (table %zu of %zu, %.0f s so far)\n", t.name, i + 1,
                  tables.size(), std::chrono::duration<double>(Clock::now() - t0).count());
-    std::printf("\nkernel cases on %s:\n  %-16s %-19s %-34s %10s %14s\n", t.name, "family", "op", "case", "ms", "rate");
+    std::printf("\nkernel cases on %s:\n  %-16s %-19s %-34s %11s %14s\n", t.name, "family", "op", "case", "us", "rate");
     CaseRows r(f, t);
     time_table(r);
     names.push_back(t.name);

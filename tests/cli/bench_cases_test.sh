@@ -50,7 +50,8 @@ for line in listing.splitlines():
     if not m or suite is None:
         continue
     param, table, case = m.groups()
-    if param == re.sub(r'[^A-Za-z0-9]', '_', table) + '_b1_t1_h1_d2' and param in ok_params and suite == 'rope':
+    param = param.split('/')[-1]  # Test/param
+    if suite == 'rope' and param in ok_params:
         run_tables.append(table)
     cases.setdefault(suite, set()).add((table, case))
 run_tables = sorted(set(run_tables), key=lambda t: ['cpu-avx2', 'cpu-avx512', 'cpu-avx512bf16', 'cpu-amx'].index(t))
@@ -102,15 +103,16 @@ check "the text table: a section per table, the rows with their rates" \
   "[ \$(grep -c '^kernel cases on cpu-' '$TMP/cases.out') -eq $ntables ] && grep -qE '^  attention_bf16 +attention_bwd_bf16 +b1_t1100_h1_kv1_d72 .* GF/s$' '$TMP/cases.out' && grep -qE '^  rows +softcap_xent +31x1000 .* GB/s$' '$TMP/cases.out'"
 
 # --case-tables with the reference, --case-filter: only the matching rows, on those tables.
-"$NT" bench --kernel-cases --quick --case-tables cpu-avx2,ref --case-filter 9x17 --json "$TMP/ref.json" \
+"$NT" bench --kernel-cases --quick --case-tables cpu-avx2,ref --case-filter 31x1000 --json "$TMP/ref.json" \
   >"$TMP/ref.out" 2>&1
-check "--case-tables cpu-avx2,ref --case-filter 9x17: those tables, only rows naming 9x17, all timed" "$PY - '$TMP/ref.json' <<'PY'
+check "--case-tables cpu-avx2,ref --case-filter 31x1000: the 10 row ops of that case on those tables, timed" "$PY - '$TMP/ref.json' <<'PY'
 import json, sys
 kc = json.load(open(sys.argv[1]))['kernel_cases']
 assert kc['tables'] == ['cpu-avx2', 'ref'], kc['tables']
-assert all('9x17' in r['case'] and r['ms'] > 0 for r in kc['rows']), kc['rows']
-# rows 9x17 (10 ops), rows_bf16 9x17 (2 ops), on each table
-assert sorted({r['table'] for r in kc['rows']}) == ['cpu-avx2', 'ref'] and len(kc['rows']) == 24, len(kc['rows'])
+assert all(r['family'] == 'rows' and r['case'] == '31x1000' and r['ms'] > 0 for r in kc['rows']), kc['rows']
+for t in kc['tables']:
+    assert len({r['op'] for r in kc['rows'] if r['table'] == t}) == 10, t
+assert len(kc['rows']) == 20, len(kc['rows'])
 PY"
 NANOTRAIN_NO_AVX512=1 "$NT" bench --kernel-cases --quick --case-filter 1x1x1_nn --json "$TMP/avx2.json" \
   >/dev/null 2>&1
