@@ -68,7 +68,7 @@ class CaseRows {
   static constexpr int kReps = 5;
   // Each timed repetition calls the op until this long has passed, so that the clock's
   // resolution does not decide the smallest cases' times.
-  static constexpr double kMinBatchSeconds = 0.002;
+  static constexpr double kMinBatchSeconds = 0.001;
 
   const KernelTable& k;
   nlohmann::json rows = nlohmann::json::array();

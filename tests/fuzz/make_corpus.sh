@@ -129,6 +129,7 @@ printf 'tokenizer\0encode\0--tokenizer\0bytes\0--text\0hi' >"$out/cli/tokenizer_
 printf 'sample\0--run-dir\0r\0--tokens\0-1\0--temperature\0nan' >"$out/cli/sample"
 printf 'eval\0--help' >"$out/cli/help"
 printf 'eval\0core\0--run-dir\0r\0--bundle\0b\0--max-per-task\0-1\0--scorer\0fast\0--tasks\0a,,b' >"$out/cli/eval_core"
+printf 'bench\0--kernel-cases\0--quick\0--case-tables\0cpu-avx2,,ref\0--case-filter\0attention_bwd\0--threads\0-1' >"$out/cli/bench_cases"
 
 # CORE bundle parts: one mode byte (0 core.yaml, 1 eval_meta_data.csv, 2-4 JSONL of multiple
 # choice, schema, language modeling), then the file.
