@@ -59,10 +59,11 @@ struct BenchFlags {
     v(routes, {.flag = "--routes",
                .help = "Print the backend's GEMM dispatch table (pattern, condition, kernel, why) and exit"});
     v(kernel_cases, {.flag = "--kernel-cases",
-                     .help = "Instead of the tables above: time the kernel tests' cases (kernels/kernel_cases.h: every "
-                             "shape, transpose, beta and window they check) on every kernel table this machine runs, "
-                             "one row per table, op and case (median of 5; --quick: 1). The reference table's plain "
-                             "loops are slow: it runs only when --case-tables names ref"});
+                     .help = "Time only the kernel tests' cases (kernels/kernel_cases.h: every shape, transpose, beta "
+                             "and window they check) on every kernel table this machine runs, one row per table, op "
+                             "and case (median of 5 batches of calls; --quick: one call), instead of the peaks, "
+                             "kernels and steps. The reference table's plain loops are slow: it runs only when "
+                             "--case-tables names ref"});
     v(case_tables, {.flag = "--case-tables",
                     .help = "With --kernel-cases: only these tables (comma list of names, e.g. cpu-avx2,ref; default: "
                             "every CPU table this machine runs)"});
