@@ -119,8 +119,8 @@ void TrainConfig::for_each_field(V&& v) {
   v(threads, {.key = "threads", .flag = "--threads", .help = "Threads (0 = all cores)", .group = g,
               .show_default = true, .resume_may_change = true, .min = 0, .error = "must be >= 0"});
   v(peak_gflops, {.key = "peak_gflops", .flag = "--peak-gflops",
-                  .help = "Peak GFLOP/s used for MFU (default: measured on this CPU for the run's dtype, before and "
-                          "after training)",
+                  .help = "Peak GFLOP/s of the whole job, for MFU (default: measured for the run's dtype before and "
+                          "after training; over several ranks, the sum of theirs)",
                   .group = g, .min = 0, .finite = true, .error = "must be positive and finite"});
   v(quiet, {.flag = "--quiet", .help = "No progress output", .group = g, .resume_may_change = true});
   v(tensorboard, {.flag = "--tensorboard", .help = "Also write the metrics as TensorBoard events in RUN/tensorboard/",

@@ -42,33 +42,41 @@ TrainConfig settings(const TrainConfig& given, const RunFolder& run, std::option
   return cfg;
 }
 
-// The MFU's peak: --peak-gflops, or this precision's compute peak measured on this machine
-// before the clock starts and again after the last step (an assumed figure would be one
-// machine's; the better of the two measurements counts, since other processes can only lower it).
+// The MFU's peak: --peak-gflops (the whole job's), or this precision's compute peak measured on
+// this machine before the clock starts and again after the last step (an assumed figure would be
+// one machine's; the better of the two measurements counts, since other processes can only lower
+// it). Over several ranks every rank measures its own share at once (its threads, its cores) and
+// the job's peak is their sum, as its tokens/s is. Construction and remeasure() are collective.
 struct Peak {
   const Backend& backend;
   const Precision prec;
   const bool measured;
+  dist::Comm& comm;
   double gflops = 0;
   std::string unit;
 
-  explicit Peak(const TrainPlan& p) : backend(*p.backend), prec(p.prec), measured(p.cfg.peak_gflops <= 0) {
+  Peak(const TrainPlan& p, dist::Comm& c)
+      : backend(*p.backend), prec(p.prec), measured(p.cfg.peak_gflops <= 0), comm(c) {
     gflops = p.cfg.peak_gflops;
     if (measured) {
       const ComputePeak m = backend.measure_peak(prec, 0.05, 3);
-      gflops = m.gflops, unit = m.unit;
+      gflops = job_sum(m.gflops), unit = m.unit;
     }
   }
   void remeasure() {
-    if (measured) gflops = std::max(gflops, backend.measure_peak(prec, 0.05, 3).gflops);
+    if (measured) gflops = std::max(gflops, job_sum(backend.measure_peak(prec, 0.05, 3).gflops));
+  }
+  double job_sum(double rank_gflops) {
+    comm.allreduce_sum(&rank_gflops, 1);
+    return rank_gflops;
   }
   std::string source() const {
     if (!measured) return "--peak-gflops";
-    return strf("measured now: %.0f GFLOP/s (%s)", gflops, unit.c_str());
+    const std::string over = comm.size() > 1 ? strf(", the sum over %d ranks", comm.size()) : "";
+    return strf("measured now: %.0f GFLOP/s (%s%s)", gflops, unit.c_str(), over.c_str());
   }
 };
 
-// --profile's report on the terminal, trace.json and profile.svg.
 void write_profile(const TrainPlan& p, const RunFolder& run, TrainProgress& progress, const Peak& peak) {
   const double step_flops = p.flops_per_token * double(p.step_tokens);
   profile::enable(false);
@@ -170,7 +178,7 @@ TrainSummary run_training(const TrainConfig& given) {
   check_memory(plan);
 
   const std::string tok_spec = run.save_tokenizer(tok);
-  Peak peak(plan);
+  Peak peak(plan, comm);
   const nlohmann::json config = config_json(plan, run.run_id(), tok_spec, tok, peak.gflops);
   run.write_json(run.config_path(), config);
   progress.print("config: " + config.dump());
@@ -194,8 +202,8 @@ TrainSummary run_training(const TrainConfig& given) {
     save_weights(run.weights_path(), plan.model, loop.model().params(),
                  {{"tokenizer", tok_spec}, {"tokenizer_id", to_hex(tok.identity())}});
     loop.add_save_seconds(since(ts));
-    peak.remeasure();
   }
+  peak.remeasure();  // every rank, at once
   loop.evaluate();  // every rank evaluates its share
   if (!leader) return TrainSummary{};  // rank 0 writes the run's last files
   if (loop.core_enabled() && loop.last_core_step() != loop.steps()) loop.evaluate_core();

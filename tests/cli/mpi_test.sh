@@ -40,7 +40,7 @@ close() { python3 -c "import sys; sys.exit(0 if float('$1') <= 1e-6 else 1)"; }
 # The N-rank run's summary against the 1-process run's: each rank's optimizer state within one
 # tensor (the ownership's granularity: the largest tensor's m and v) of the whole over N, the
 # ranks' together the whole; each rank's tokens, tokens/s and communication time; the step
-# lines' communication figures. Prints the ranks' state bytes.
+# lines' communication figures; MFU over the job's summed peak. Prints the ranks' state bytes.
 rank_figures() { python3 - "$1" "$2" "$3" <<'PY'
 import json, struct, sys
 one, run, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -56,6 +56,8 @@ ok &= all(r["tokens"] * n == s["tokens_trained"] and r["tokens_per_second"] > 0 
           and 0 < r["comm_share"] < 1 and r["compute_seconds"] < r["train_seconds"] for r in ranks)
 steps = [json.loads(l) for l in open(run + "/metrics.jsonl") if '"step"' in l and json.loads(l)["type"] == "step"]
 ok &= all(x["comm_seconds"] > 0 and len(x["rank_compute_seconds"]) == n for x in steps)
+# MFU against the whole job's peak (every rank's summed), as tokens/s counts every rank's tokens.
+ok &= f"the sum over {n} ranks" in s["peak_source"] and "ranks" not in s1["peak_source"]
 sys.exit(0 if ok else 1)
 PY
 }
