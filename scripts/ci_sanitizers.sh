@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The sanitizer and fuzzing half of CI (.ci/run runs it after ./test.sh):
-#  asan  the whole test suite (every GoogleTest binary and the command-line end-to-end and
-#        reliability tests) built with clang, AddressSanitizer + UndefinedBehaviorSanitizer, in
-#        build-fuzz/ -- the same build the fuzzers use, so CI compiles it once;
+#  asan  the test suite built with clang, AddressSanitizer + UndefinedBehaviorSanitizer, in
+#        build-fuzz/ -- the same build the fuzzers use, so CI compiles it once: every GoogleTest
+#        binary and the command-line scripts except the ones labelled "slow" (minutes of
+#        training, timing or CORE evaluation, 3-5 times slower under ASan; ./test.sh runs them)
+#        and "build" (checks of the sources and the build, which a sanitizer adds nothing to);
+#  asan_full  the same with the "slow" scripts too (scripts/release_checks.sh);
 #  fuzz  every libFuzzer target for FUZZ_SECONDS (default 10) on its seed corpus
 #        (tests/fuzz/run_fuzzers.sh; a longer campaign is `tests/fuzz/run_fuzzers.sh 600`);
 #  tsan  the threaded parts (every OpenMP region: kernels, the model, bf16 training, Muon, data
@@ -19,7 +22,7 @@
 # but adds no false reports.
 # Both builds leave MPI out (-DNT_MPI=OFF): OpenMPI is not instrumented and keeps memory to its
 # exit, which LeakSanitizer would report; ./test.sh builds and tests with MPI where it is found.
-# Usage: scripts/ci_sanitizers.sh [asan|fuzz|tsan ...]   (default: all three)
+# Usage: scripts/ci_sanitizers.sh [asan|asan_full|fuzz|tsan ...]   (default: asan fuzz tsan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=("$@")
@@ -41,7 +44,8 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 asan() {
-  echo "== ASan + UBSan: whole suite (build-fuzz/, clang)"
+  local exclude=${1-slow|build}
+  echo "== ASan + UBSan: the suite${exclude:+ without the labels $exclude} (build-fuzz/, clang)"
   cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "${debug_info[@]}" -DNT_FUZZ=ON -DNT_WERROR=ON -DNT_MPI=OFF >/dev/null
   cmake --build build-fuzz -j"$jobs" >/dev/null
@@ -52,8 +56,10 @@ asan() {
   NT_HOSTILE_MAX_MB=1500 \
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-fuzz --output-on-failure -j"$jobs" --timeout 900
+    ctest --test-dir build-fuzz --output-on-failure -j"$jobs" --timeout 900 ${exclude:+-LE "$exclude"}
 }
+
+asan_full() { asan build; }
 
 fuzz() {
   echo "== libFuzzer: every target for ${fuzz_seconds}s"
@@ -103,8 +109,8 @@ tsan() {
 
 for s in "${steps[@]}"; do
   case "$s" in
-    asan | fuzz | tsan) "$s" ;;
-    *) echo "scripts/ci_sanitizers.sh: unknown step '$s' (expected asan, fuzz or tsan)" >&2; exit 2 ;;
+    asan | asan_full | fuzz | tsan) "$s" ;;
+    *) echo "scripts/ci_sanitizers.sh: unknown step '$s' (expected asan, asan_full, fuzz or tsan)" >&2; exit 2 ;;
   esac
 done
 echo "sanitizers: ok (${steps[*]})"
