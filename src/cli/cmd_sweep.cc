@@ -11,6 +11,7 @@
 #include "cli/train_flags.h"
 #include "core/check.h"
 #include "core/files.h"
+#include "experiment/auto_preset.h"
 #include "experiment/leaderboard.h"
 #include "experiment/leaderboard_format.h"
 #include "experiment/run_estimate.h"
@@ -69,6 +70,12 @@ std::vector<SweepRun> plan_runs(const SweepFlags& f, const CLI::App& c, SweepSpe
     std::vector<std::string> args = spec.shared_args;
     args.insert(args.end(), p.args.begin(), p.args.end());
     TrainConfig cfg = train_config_from_args(args, "run " + p.name);
+    if (cfg.shape.preset == "auto") {
+      std::vector<std::string> given;
+      for (const std::string& k : flags_in(args)) given.push_back("--" + k);
+      const bool budget = std::find(given.begin(), given.end(), "--time-budget") != given.end();
+      check_auto_preset(cfg, budget, given, "run " + p.name + ": ");
+    }
     runs.push_back({std::move(p), std::move(cfg)});
   }
   return runs;
@@ -86,7 +93,10 @@ void print_dry_run(const std::vector<SweepRun>& runs, const SweepFlags& f) {
                         {"memory_bytes", est[i].memory_bytes},
                         {"flops_per_token", est[i].flops_per_token},
                         {"step_tokens", est[i].step_tokens}};
-    if (!est[i].error.empty()) j["error"] = est[i].error;
+    if (runs[i].cfg.shape.preset == "auto")
+      j["auto_preset"] = true;  // planned when it starts: no estimate yet
+    else if (!est[i].error.empty())
+      j["error"] = est[i].error;
     list.push_back(j);
   }
   if (f.json) {
@@ -99,7 +109,10 @@ void print_dry_run(const std::vector<SweepRun>& runs, const SweepFlags& f) {
   for (size_t i = 0; i < runs.size(); ++i) {
     std::string flags;
     for (const std::string& a : runs[i].plan.args) flags += " " + a;
-    if (!est[i].error.empty())
+    if (runs[i].cfg.shape.preset == "auto")
+      std::printf("  %s:%s | shape and batch chosen by the planner when the run starts\n", runs[i].plan.name.c_str(),
+                  flags.c_str());
+    else if (!est[i].error.empty())
       std::printf("  %s:%s | cannot plan: %s\n", runs[i].plan.name.c_str(), flags.c_str(), est[i].error.c_str());
     else
       std::printf("  %s:%s | params %s | memory %s | %s FLOP/token | %lld tokens a step\n", runs[i].plan.name.c_str(),

@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "core/files.h"
+#include "experiment/auto_preset.h"
 #include "train/train_plan.h"
 #include "train/trainer.h"
 
@@ -63,7 +64,9 @@ void give_peaks(std::vector<SweepRun>& runs, const std::vector<bool>& todo, Swee
     if (!todo[i] || cfg.peak_gflops > 0) continue;
     const std::string key = cfg.device + "/" + cfg.dtype;
     if (!peaks.count(key)) {
-      const TrainPlan p = plan_settings(cfg);
+      TrainConfig probe = cfg;  // the peak depends on the device and precision only
+      if (probe.shape.preset == "auto") probe.shape.preset = "cpu";
+      const TrainPlan p = plan_settings(probe);
       const ComputePeak m = p.backend->measure_peak(p.prec, 0.05, 3);
       peaks[key] = m.gflops;
       source += strf("%s%s %s: %.0f GFLOP/s (%s)", source.empty() ? "" : "; ", cfg.device.c_str(),
@@ -114,6 +117,24 @@ void log_line(const SweepOptions& opt, const std::string& s) {
   if (opt.quiet) return;
   std::fprintf(stderr, "%s\n", s.c_str());
   std::fflush(stderr);
+}
+
+// --preset auto: the planner's shape and batch for the run's budget, chosen when a run starts
+// (not when it resumes: its folder holds the choice), planned once per budget and setting of the
+// machine in a sweep.
+void plan_if_auto(TrainConfig& cfg, std::map<std::string, PlanCandidate>& planned, const SweepOptions& opt,
+                  const std::string& head) {
+  if (cfg.shape.preset != "auto" || !cfg.resume.empty()) return;
+  const std::string key = strf("%s/%s/%d/%s/%d", cfg.device.c_str(), cfg.dtype.c_str(), cfg.threads,
+                               cfg.time_budget.c_str(), cfg.shape.seq_len);
+  if (!planned.count(key)) {
+    log_line(opt, head + ": --preset auto, timing the planner's shapes for --time-budget " + cfg.time_budget);
+    TrainConfig c = cfg;
+    planned.emplace(key, plan_auto_preset(c, {}).chosen());
+  }
+  apply_plan(cfg, planned.at(key));
+  const PlanCandidate& c = planned.at(key);
+  log_line(opt, head + strf(": --preset auto chose depth %d, d_model %d, batch %d", c.depth, c.d_model, c.batch_size));
 }
 
 }  // namespace
@@ -201,6 +222,7 @@ SweepStatus run_sweep(std::vector<SweepRun> runs, const nlohmann::json& plan, co
   SweepStatus status(opt.out, std::move(st));
   give_peaks(runs, todo, status);
   status.write();
+  std::map<std::string, PlanCandidate> planned;
   for (size_t i = 0; i < runs.size(); ++i) {
     RunStatus& rs = status.run(i);
     const std::string head = strf("[%zu/%zu] %s", i + 1, runs.size(), rs.name.c_str());
@@ -213,7 +235,9 @@ SweepStatus run_sweep(std::vector<SweepRun> runs, const nlohmann::json& plan, co
     log_line(opt, head + ": " + rs.how);
     const auto t0 = Clock::now();
     try {
-      const TrainSummary s = run_training(runs[i].cfg);
+      TrainConfig cfg = runs[i].cfg;
+      plan_if_auto(cfg, planned, opt, head);
+      const TrainSummary s = run_training(cfg);
       rs.state = "done", rs.val_bpb = s.val_bpb;
     } catch (const Interrupted&) {
       rs.state = "interrupted", rs.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -2,7 +2,8 @@
 # Sweeps, the leaderboard and the charts end to end: a sweep killed with SIGKILL in its second run
 # and started again skips the finished run, resumes the interrupted one from its checkpoint and
 # runs the rest; a failing run is recorded and the sweep goes on (exit 3); `runs --json` and
-# `plot` over the result (every SVG parsed as XML); bad input refused before anything runs.
+# `plot` over the result (every SVG parsed as XML); bad input refused before anything runs;
+# runs with --preset auto planned when they start.
 # usage: sweep_test.sh NANOTRAIN WORK_DIR
 set -u
 NT=$1 TMP=$2
@@ -111,4 +112,28 @@ check "a variant may not set --resume" "[ \$? -eq 1 ] && grep -q -- '--resume' '
 check "a bad --where is refused (exit 1)" "[ \$? -eq 1 ] && grep -q -- '--where' '$TMP/bad4.err'"
 "$NT" runs "$TMP/missing" >/dev/null 2>&1
 check "runs of a missing folder is an error (exit 1)" "[ \$? -eq 1 ]"
+
+# --preset auto in a sweep: refused where train refuses it, planned when each run starts (once for
+# runs of the same budget), and the run's config.json holds the planner's shape.
+AUTO=(sweep --grid 'preset=auto' --data "$TMP/data" --eval-tokens 2048 --sample-tokens 0)
+"$NT" "${AUTO[@]}" --out "$TMP/bad" --steps 10 >/dev/null 2>"$TMP/auto1.err"
+check "preset=auto with --steps is refused naming the run" \
+  "[ \$? -eq 1 ] && grep -q -- 'run 001_preset=auto: --preset auto: needs --time-budget' '$TMP/auto1.err' && [ ! -e '$TMP/bad' ]"
+"$NT" sweep --grid 'preset=auto depth=2' --data "$TMP/data" --out "$TMP/bad" --time-budget 1m >/dev/null 2>"$TMP/auto2.err"
+check "preset=auto with a depth is refused naming --depth" \
+  "[ \$? -eq 1 ] && grep -q -- '--depth: cannot be combined with --preset auto' '$TMP/auto2.err'"
+"$NT" "${AUTO[@]}" --out "$TMP/auto" --time-budget 45s --seeds 2 --dry-run >"$TMP/auto_plan.out"
+check "--dry-run says the planner chooses when the run starts" \
+  "[ \$(grep -c 'chosen by the planner when the run starts' '$TMP/auto_plan.out') -eq 2 ]"
+"$NT" "${AUTO[@]}" --out "$TMP/auto" --time-budget 45s --seeds 2 >"$TMP/auto.out" 2>"$TMP/auto.err"
+check "an auto sweep of 2 seeds finishes, planned once" \
+  "[ \$? -eq 0 ] && [ \$(grep -c 'timing the planner' '$TMP/auto.err') -eq 1 ] && [ \$(grep -c 'preset auto chose depth' '$TMP/auto.err') -eq 2 ]"
+check "each run's config.json holds the chosen shape, the sweep's plan still auto" \
+  "$PY -c \"
+import json, glob
+cfgs = [json.load(open(f)) for f in sorted(glob.glob('$TMP/auto/*/config.json'))]
+assert len(cfgs) == 2 and all(c['preset'] != 'auto' and c['model']['depth'] > 0 for c in cfgs), cfgs
+assert cfgs[0]['model'] == cfgs[1]['model'] and cfgs[0]['batch_size'] == cfgs[1]['batch_size']
+assert all(r['config']['shape']['preset'] == 'auto' for r in json.load(open('$TMP/auto/sweep.json'))['runs'])
+\""
 finish
