@@ -52,7 +52,9 @@ class ExecContext {
  public:
   // threads >= 1; stream: a device backend's queue (a cudaStream_t, say), null on the CPU.
   explicit ExecContext(int threads, void* stream = nullptr);
-  ExecContext(ExecContext&&) noexcept = default;
+  // Not copied or moved: op sets and callers hold references to it.
+  ExecContext(const ExecContext&) = delete;
+  ExecContext& operator=(const ExecContext&) = delete;
 
   // The most threads an op may use; the CPU backend sizes its teams and picks thread-dependent
   // routes from it. 1: the op runs on the calling thread only.
