@@ -107,3 +107,8 @@ inline std::string error_of(const std::function<void()>& f) {
 }
 
 }  // namespace nt::test
+
+namespace nt {
+using test::ctx_for;
+using test::test_ctx;
+}  // namespace nt

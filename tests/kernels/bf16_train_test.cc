@@ -12,6 +12,7 @@
 #include "composed/newton_schulz_bf16.h"
 #include "model/gpt.h"
 #include "optim/optimizer.h"
+#include "test_util.h"
 
 namespace nt {
 namespace {
