@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Shared helpers for the tests: seeded random data and error measures.
 #pragma once
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -14,8 +16,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <omp.h>
 
 #include "core/check.h"
 #include "core/rng.h"

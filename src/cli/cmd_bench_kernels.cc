@@ -28,8 +28,16 @@ KernelRows::KernelRows(const Machine& m, const ModelConfig& c, int64_t batch, co
       T(c.seq_len),
       R(std::min(N, head_chunk_rows(V))),
       big(size_t(std::max({N * F, R * V, F * C, V * C}))),
-      a{big}, b{big}, cbuf{big}, d{big}, e{big}, g{big}, rstd{size_t(N)},
-      ah{big}, bh{big}, ch{big},
+      a{big},
+      b{big},
+      cbuf{big},
+      d{big},
+      e{big},
+      g{big},
+      rstd{size_t(N)},
+      ah{big},
+      bh{big},
+      ch{big},
       quick_(quick) {
   fill_rand(a.data(), big, 1), fill_rand(b.data(), big, 2), fill_rand(cbuf.data(), big, 3);
   fill_rand(d.data(), big, 4), fill_rand(e.data(), big, 5);
@@ -83,33 +91,37 @@ void bench_matmul_variants(KernelRows& r, const Mm& s, double fl, double bf16_by
     Buffer<uint16_t> packed(size_t(k.packed_b_bf16_size(ctx, s.n, s.k)));
     k.pack_b_bf16(ctx, packed.data(), bh.data(), s.n, s.k, s.tb);
     std::snprintf(name, sizeof name, "  B packed once: %s", s.what);
-    r.report(name, r.time([&] { k.matmul_bf16_packed_b(ctx, cbuf.data(), ah.data(), packed.data(), s.m, s.n, s.k, s.ta, 0.0f); }),
+    r.report(name, r.time([&] {
+      k.matmul_bf16_packed_b(ctx, cbuf.data(), ah.data(), packed.data(), s.m, s.n, s.k, s.ta, 0.0f);
+    }),
              fl, bf16_bytes, pbf16);
   }
   if (s.bf16_out) {  // as the bf16 step runs it: C rounded to bf16 as it is written
     std::snprintf(name, sizeof name, "  bf16 C: %s", s.what);
     r.report(name, r.time([&] {
-               k.matmul_bf16_out(ctx, reinterpret_cast<uint16_t*>(cbuf.data()), ah.data(), bh.data(), s.m, s.n, s.k, s.ta,
-                                 s.tb);
-             }),
+      k.matmul_bf16_out(ctx, reinterpret_cast<uint16_t*>(cbuf.data()), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
+    }),
              fl, bf16_c_bytes, pbf16);
   }
   uint16_t* const c_h = reinterpret_cast<uint16_t*>(cbuf.data());
   uint16_t* const act_h = c_h + s.m * s.n;  // (cbuf holds m n floats: room for two bf16 C)
   if (s.bf16_out && s.tb && k.matmul_bf16_out_relu2) {  // the up product writing relu²(fc) too
     std::snprintf(name, sizeof name, "  bf16 C + relu2: %s", s.what);
-    r.report(name, r.time([&] { k.matmul_bf16_out_relu2(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
+    r.report(name,
+             r.time([&] { k.matmul_bf16_out_relu2(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
              fl, bf16_bytes, pbf16);
   }
   if (s.bf16_out && !s.tb && k.matmul_bf16_out_relu2_bwd) {  // relu²'s gradient out of the product
     std::snprintf(name, sizeof name, "  bf16 C + relu2 bwd: %s", s.what);
-    r.report(name,
-             r.time([&] { k.matmul_bf16_out_relu2_bwd(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
+    r.report(name, r.time([&] {
+      k.matmul_bf16_out_relu2_bwd(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
+    }),
              fl, bf16_bytes, pbf16);
   }
   if (s.bf16_out && bf16 && !amx && r.onednn) {  // our GEMM takes these: oneDNN's beside it
     std::snprintf(name, sizeof name, "  oneDNN bf16 C: %s", s.what);
-    r.report(name, r.time([&] { r.onednn->matmul_bf16_out(r.ctx, c_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
+    r.report(name,
+             r.time([&] { r.onednn->matmul_bf16_out(r.ctx, c_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
              fl, bf16_c_bytes, pbf16);
   }
   // As the bf16 step runs it: relu²(fc) read as it is packed (the down product's forward only
@@ -117,15 +129,15 @@ void bench_matmul_variants(KernelRows& r, const Mm& s, double fl, double bf16_by
   if (s.relu2 && k.matmul_bf16_relu2 && (s.ta || !k.matmul_bf16_out_relu2)) {
     std::snprintf(name, sizeof name, "  relu2(%s) read: %s", s.ta ? "B" : "A", s.what);
     r.report(name, r.time([&] {
-               k.matmul_bf16_relu2(ctx, cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f, !s.ta);
-             }),
+      k.matmul_bf16_relu2(ctx, cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f, !s.ta);
+    }),
              fl, bf16_bytes, pbf16);
   }
   if ((amx || bf16) && r.onednn) {  // our GEMMs take some of these products: oneDNN's beside them
     std::snprintf(name, sizeof name, "  oneDNN bf16 %s", s.what);
     r.report(name, r.time([&] {
-               r.onednn->matmul_bf16(r.ctx, cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f);
-             }),
+      r.onednn->matmul_bf16(r.ctx, cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f);
+    }),
              fl, bf16_bytes, pbf16);
   }
 }
@@ -161,8 +173,8 @@ void bench_matmuls(KernelRows& r) {
              f32_bytes, r.peaks.fma);
     std::snprintf(name, sizeof name, "matmul bf16 %s %ldx%ldx%ld", s.what, long(s.m), long(s.n), long(s.k));
     r.report(name,
-             r.time([&] { k.matmul_bf16(ctx, cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f); }), fl,
-             bf16_bytes, r.peaks.bf16_gflops);
+             r.time([&] { k.matmul_bf16(ctx, cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f); }),
+             fl, bf16_bytes, r.peaks.bf16_gflops);
     bench_matmul_variants(r, s, fl, bf16_bytes, bf16_c_bytes);
   }
 }

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <utility>
 
-#include "core/check.h"
 #include "composed/upper_triangle.h"
+#include "core/check.h"
 
 namespace nt {
 
@@ -31,7 +31,7 @@ float ns_norm_scale(NsCoeffs coeffs, double frobenius_norm) {
 }
 
 void newton_schulz_poly(const KernelTable& k, const ExecContext& ctx, float* b, const float* a, int64_t m, NsPoly p) {
-  k.axpby(ctx, b, a, m * m, p.b, p.c);                                // b A + c A A
+  k.axpby(ctx, b, a, m * m, p.b, p.c);                  // b A + c A A
   for (int64_t i = 0; i < m; ++i) b[i * m + i] += p.a;  // + a I
 }
 
@@ -52,12 +52,14 @@ void symmetric_upper(const ExecContext& ctx, float* c, int64_t m, Gemm&& gemm) {
 }
 
 // The backend's one op for the product, where it has one and takes the size.
-bool symmetric_product_op(const KernelTable& k, const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m) {
+bool symmetric_product_op(const KernelTable& k, const ExecContext& ctx, float* c, const float* a, const float* b,
+                          int64_t m) {
   return k.symmetric_product_f32 && k.symmetric_product_f32(ctx, c, a, b, m);
 }
 }  // namespace
 
-void symmetric_product(const KernelTable& k, const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m) {
+void symmetric_product(const KernelTable& k, const ExecContext& ctx, float* c, const float* a, const float* b,
+                       int64_t m) {
   if (symmetric_product_op(k, ctx, c, a, b, m)) return;
   if (ctx.threads() != 1) return k.matmul(ctx, c, a, b, m, m, m, false, false, 0.0f);
   symmetric_upper(ctx, c, m, [&](int64_t i0, int64_t rows) {
@@ -69,14 +71,16 @@ void symmetric_square(const KernelTable& k, const ExecContext& ctx, float* c, co
   if (!symmetric_product_op(k, ctx, c, a, a, m)) k.matmul(ctx, c, a, a, m, m, m, false, true, 0.0f);  // a a^T
 }
 
-void symmetric_product_bf16(const KernelTable& k, const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m) {
+void symmetric_product_bf16(const KernelTable& k, const ExecContext& ctx, float* c, const uint16_t* a,
+                            const uint16_t* b, int64_t m) {
   if (ctx.threads() != 1) return k.matmul_bf16(ctx, c, a, b, m, m, m, false, false, 0.0f);
   symmetric_upper(ctx, c, m, [&](int64_t i0, int64_t rows) {
     k.matmul_bf16(ctx, c + i0 * m, a + i0 * m, b + i0 * m, rows, m - i0, m, false, true, 0.0f);
   });
 }
 
-void newton_schulz_gram_step(const KernelTable& k, const ExecContext& ctx, float* a, float* b, float* r, int64_t m, bool last, NsPoly p) {
+void newton_schulz_gram_step(const KernelTable& k, const ExecContext& ctx, float* a, float* b, float* r, int64_t m,
+                             bool last, NsPoly p) {
   symmetric_square(k, ctx, b, a, m);       // G G
   newton_schulz_poly(k, ctx, b, a, m, p);  // P = a I + b G + c G G
   if (last) return;
@@ -89,8 +93,8 @@ void newton_schulz_gram_step(const KernelTable& k, const ExecContext& ctx, float
 // pass over the (m, n) iterate. The polynomial's linear term is folded into the last GEMM,
 //   X' = a X + (b A + c A A) X = (a I + b A + c A A) X,
 // and the last iteration writes fp32 straight into x.
-void NewtonSchulzBf16::run(const KernelTable& k, const ExecContext& ctx, float* x, float* a, float* b, int64_t m, int64_t n, int steps,
-                           NsCoeffs coeffs) {
+void NewtonSchulzBf16::run(const KernelTable& k, const ExecContext& ctx, float* x, float* a, float* b, int64_t m,
+                           int64_t n, int steps, NsCoeffs coeffs) {
   NT_CHECK(m <= n, "newton_schulz wants rows <= cols (%ld, %ld)", long(m), long(n));
   NT_CHECK(k.to_bf16 && k.matmul_bf16 && k.matmul_bf16_out, "backend %s has no bf16 GEMM", k.name);
   if (run_one_op(k, ctx, x, false, a, b, m, n, steps, coeffs)) return;
@@ -105,7 +109,7 @@ void NewtonSchulzBf16::run(const KernelTable& k, const ExecContext& ctx, float* 
     k.matmul_bf16(ctx, a, cur, cur, m, m, n, false, true, 0.0f);  // A = X X^T
     k.to_bf16(ctx, ah_.data(), a, m * m);
     k.matmul_bf16(ctx, b, ah_.data(), ah_.data(), m, m, m, false, true, 0.0f);  // A A = A A^T (A is symmetric)
-    newton_schulz_poly(k, ctx, b, a, m, ns_poly(coeffs, it));                    // a I + b A + c A A
+    newton_schulz_poly(k, ctx, b, a, m, ns_poly(coeffs, it));                   // a I + b A + c A A
     k.to_bf16(ctx, bh_.data(), b, m * m);
     if (it + 1 < steps) {
       k.matmul_bf16_out(ctx, next, bh_.data(), cur, m, n, m, false, false);  // X' = (aI + bA + cAA) X
@@ -116,8 +120,8 @@ void NewtonSchulzBf16::run(const KernelTable& k, const ExecContext& ctx, float* 
   }
 }
 
-bool NewtonSchulzBf16::run_one_op(const KernelTable& k, const ExecContext& ctx, float* x, bool transposed, float* a, float* b, int64_t m,
-                                  int64_t n, int steps, NsCoeffs coeffs) {
+bool NewtonSchulzBf16::run_one_op(const KernelTable& k, const ExecContext& ctx, float* x, bool transposed, float* a,
+                                  float* b, int64_t m, int64_t n, int steps, NsCoeffs coeffs) {
   if (!k.newton_schulz_bf16 || coeffs != NsCoeffs::kQuintic || steps < 1 || m > n) return false;
   const size_t need = size_t(newton_schulz_bf16_work(m, n));
   if (work_.size() < need) work_.resize(need);
@@ -133,8 +137,8 @@ bool NewtonSchulzBf16::run_one_op(const KernelTable& k, const ExecContext& ctx, 
 // fp32, because every rounding there is amplified by the later steps (docs/BENCHMARKS.md has the
 // errors against the exact iteration).
 // x (m, n) is free once X0 is in bf16: it holds the fp32 R = P G and the product Q of the P's.
-void NewtonSchulzBf16::run_on_gram(const KernelTable& k, const ExecContext& ctx, float* x, float* a, float* b, int64_t m, int64_t n,
-                                   int steps, NsCoeffs coeffs) {
+void NewtonSchulzBf16::run_on_gram(const KernelTable& k, const ExecContext& ctx, float* x, float* a, float* b,
+                                   int64_t m, int64_t n, int steps, NsCoeffs coeffs) {
   k.to_bf16(ctx, xh_.data(), x, m * n);
   k.matmul_bf16(ctx, a, xh_.data(), xh_.data(), m, m, n, false, true, 0.0f);  // G0 = X0 X0^T
   float *r = x, *q = x + m * m;                                           // 2 m² <= m n

@@ -10,6 +10,14 @@
 
 namespace nt {
 
+// Where a workspace's buffers come from: host memory (64-byte aligned) unless the backend that
+// runs the context's ops passes its own (a device backend's device allocations).
+struct WorkspaceMemory {
+  void* (*allocate)(size_t bytes);  // 64-byte aligned; never null
+  void (*release)(void* p);
+};
+const WorkspaceMemory& host_memory();
+
 // Scratch for the ops run with one context: for each thread of an op's team, numbered slots,
 // each a 64-byte aligned buffer grown to the largest request and kept, so that a warm workspace
 // allocates nothing. A backend numbers its own slots (below kSlots). Thread i's buffers are used
@@ -18,7 +26,7 @@ namespace nt {
 class Workspace {
  public:
   static constexpr int kSlots = 40;
-  explicit Workspace(int threads);
+  explicit Workspace(int threads, const WorkspaceMemory& memory = host_memory());
   ~Workspace();
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
@@ -42,6 +50,7 @@ class Workspace {
   void* grow(Buf& b, size_t bytes);
   [[noreturn]] void out_of_range(int thread, int slot) const;
   int threads_;
+  const WorkspaceMemory* memory_;
   std::unique_ptr<Buf[]> bufs_;
 };
 
@@ -50,8 +59,9 @@ class Workspace {
 // at a time (two threads running ops at once need two contexts).
 class ExecContext {
  public:
-  // threads >= 1; stream: a device backend's queue (a cudaStream_t, say), null on the CPU.
-  explicit ExecContext(int threads, void* stream = nullptr);
+  // threads >= 1; stream: a device backend's queue (a cudaStream_t, say), null on the CPU;
+  // memory: where the workspace's buffers come from.
+  explicit ExecContext(int threads, void* stream = nullptr, const WorkspaceMemory& memory = host_memory());
   // Not copied or moved: op sets and callers hold references to it.
   ExecContext(const ExecContext&) = delete;
   ExecContext& operator=(const ExecContext&) = delete;

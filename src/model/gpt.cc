@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Gpt construction and the forward pass (gpt_backward.cc holds the backward pass).
+#include "model/gpt.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "core/check.h"
 #include "core/system.h"
-#include "model/gpt.h"
 #include "profile/profile.h"
 
 namespace nt {
@@ -18,8 +19,14 @@ void check_precision_supports(const ModelConfig& cfg, Precision precision) {
 }
 
 Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq, Precision precision)
-    : cfg_(cfg), k_(kernels), ctx_(job_threads()),
-      ops_(PrecisionOps::make(kernels, ctx_, precision)), max_b_(batch), max_t_(seq), params_(cfg), grads_(cfg) {
+    : cfg_(cfg),
+      k_(kernels),
+      ctx_(job_threads()),
+      ops_(PrecisionOps::make(kernels, ctx_, precision)),
+      max_b_(batch),
+      max_t_(seq),
+      params_(cfg),
+      grads_(cfg) {
   cfg.validate();
   check_precision_supports(cfg, precision);
   NT_CHECK(batch > 0 && seq > 0 && seq <= cfg.seq_len, "bad activation shape B=%d T=%d", batch, seq);
@@ -227,7 +234,8 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
     const Operand lnf_r{lnf.f + r0 * C, lnf.h ? lnf.h + r0 * C : nullptr};
     {
       profile::Zone z(profile::kHead);
-      if (packed) k_.matmul_bf16_packed_b(ctx_, logits_.data(), lnf_r.h, head_fwd_b_.data(), rows, V, C, false, 0.0f);
+      if (packed)
+        k_.matmul_bf16_packed_b(ctx_, logits_.data(), lnf_r.h, head_fwd_b_.data(), rows, V, C, false, 0.0f);
       else ops_->mm(logits_.data(), lnf_r, head, rows, V, C, false, true, 0.0f);
     }
     // dL/dlogits, where there is a gradient: the head's backward GEMMs' operand.
@@ -242,7 +250,8 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
       profile::Zone z(profile::kHead);
       // dW_head += dlogits^T lnf; dlnf = dlogits W_head.
       ops_->mm(g.lm_head, dlogits, lnf_r, V, C, rows, true, false, accumulate || r0 > 0 ? 1.0f : 0.0f);
-      if (packed) k_.matmul_bf16_packed_b(ctx_, dlnf_.data() + r0 * C, dlogits.h, head_dgrad_b_.data(), rows, C, V, false, 0.0f);
+      if (packed)
+        k_.matmul_bf16_packed_b(ctx_, dlnf_.data() + r0 * C, dlogits.h, head_dgrad_b_.data(), rows, C, V, false, 0.0f);
       else ops_->mm(dlnf_.data() + r0 * C, dlogits, head, rows, C, V, false, false, 0.0f);
     }
   }

@@ -48,7 +48,8 @@ class Fp32Ops final : public PrecisionOps {
       activation(s.act, t);
     }
     profile::Zone z(profile::kMlpDown);
-    if (fused) k_.matmul_relu2(ctx_, x, t.fc, t.wproj.f, t.n, t.c, t.f, false, true, 1.0f, true);
+    if (fused)
+      k_.matmul_relu2(ctx_, x, t.fc, t.wproj.f, t.n, t.c, t.f, false, true, 1.0f, true);
     else mm(x, {s.act, nullptr}, t.wproj, t.n, t.c, t.f, false, true, 1.0f);
   }
 
@@ -68,9 +69,15 @@ class Fp32Ops final : public PrecisionOps {
     {
       profile::Zone z(profile::kRelu2);
       switch (t.act) {
-        case MlpAct::kRelu2: k_.relu2_bwd(ctx_, s.dact, s.dact, t.fc, N * F); break;
-        case MlpAct::kGelu: k_.gelu_bwd(ctx_, s.dact, s.dact, t.fc, N * F); break;
-        case MlpAct::kSwiglu: k_.swiglu_bwd(ctx_, s.act, s.dact, t.fc, N, F), dfc = s.act; break;
+        case MlpAct::kRelu2:
+          k_.relu2_bwd(ctx_, s.dact, s.dact, t.fc, N * F);
+          break;
+        case MlpAct::kGelu:
+          k_.gelu_bwd(ctx_, s.dact, s.dact, t.fc, N * F);
+          break;
+        case MlpAct::kSwiglu:
+          k_.swiglu_bwd(ctx_, s.act, s.dact, t.fc, N, F), dfc = s.act;
+          break;
       }
     }
     profile::Zone z(profile::kMlpUp);
@@ -88,9 +95,15 @@ class Fp32Ops final : public PrecisionOps {
   // act (N, F) = the activation of the pre-activation t.fc.
   void activation(float* act, const MlpTensors& t) const {
     switch (t.act) {
-      case MlpAct::kRelu2: k_.relu2_fwd(ctx_, act, t.fc, t.n * t.f); break;
-      case MlpAct::kGelu: k_.gelu_fwd(ctx_, act, t.fc, t.n * t.f); break;
-      case MlpAct::kSwiglu: k_.swiglu_fwd(ctx_, act, t.fc, t.n, t.f); break;
+      case MlpAct::kRelu2:
+        k_.relu2_fwd(ctx_, act, t.fc, t.n * t.f);
+        break;
+      case MlpAct::kGelu:
+        k_.gelu_fwd(ctx_, act, t.fc, t.n * t.f);
+        break;
+      case MlpAct::kSwiglu:
+        k_.swiglu_fwd(ctx_, act, t.fc, t.n, t.f);
+        break;
     }
   }
 };

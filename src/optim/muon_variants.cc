@@ -62,7 +62,8 @@ void scale_to_frobenius(float* x, int64_t n, double target, int threads) {
 void normuon_normalize(float* x, float* v, int64_t rows, int64_t cols, float beta2, int threads) {
   const bool per_row = rows >= cols;
   const int64_t reduced = per_row ? cols : rows;  // the elements each entry of v averages
-  const std::vector<double> ss = per_row ? row_sum_squares(x, rows, cols, threads) : col_sum_squares(x, rows, cols, threads);
+  const std::vector<double> ss =
+      per_row ? row_sum_squares(x, rows, cols, threads) : col_sum_squares(x, rows, cols, threads);
   // The norm before (sum of the mean squares times their count) and after dividing by sqrt(v).
   double before = 0, after = 0;
   std::vector<double> step(ss.size());

@@ -147,8 +147,8 @@ double newton_schulz_flops(int64_t rows, int64_t cols, int steps, bool gram_when
   return s * (4 * m * m * n + 2 * m * m * m);
 }
 
-void newton_schulz(const KernelTable& k, const ExecContext& ctx, float* x, float* y, float* a, float* b, int64_t m, int64_t n, int steps,
-                   NsCoeffs coeffs) {
+void newton_schulz(const KernelTable& k, const ExecContext& ctx, float* x, float* y, float* a, float* b, int64_t m,
+                   int64_t n, int steps, NsCoeffs coeffs) {
   NT_CHECK(m <= n, "newton_schulz wants rows <= cols (%ld, %ld)", long(m), long(n));
   k.axpby(ctx, x, x, m * n, 0.0f, ns_norm_scale(coeffs, std::sqrt(k.sum_squares(ctx, x, m * n))));
   if (steps == 0) return;
@@ -161,7 +161,8 @@ void newton_schulz(const KernelTable& k, const ExecContext& ctx, float* x, float
       newton_schulz_gram_step(k, ctx, a, b, r, m, last, ns_poly(coeffs, it));  // P into b; G' into a
       float* dst = last ? a : r;  // the last step's product goes to a: G is no longer needed
       if (it == 0) std::memcpy(dst, b, size_t(m * m) * sizeof(float));
-      else symmetric_product(k, ctx, dst, b, q, m);  // P (P_{it-1} ... P0)
+      else
+        symmetric_product(k, ctx, dst, b, q, m);  // P (P_{it-1} ... P0)
       if (!last) std::swap(q, r);
     }
     k.matmul(ctx, y, a, x, m, n, m, false, false, 0.0f);  // X = (P_{steps-1} ... P0) X0
@@ -170,10 +171,10 @@ void newton_schulz(const KernelTable& k, const ExecContext& ctx, float* x, float
   }
   float *cur = x, *next = y;
   for (int it = 0; it < steps; ++it) {
-    k.matmul(ctx, a, cur, cur, m, m, n, false, true, 0.0f);  // A = X X^T      (m, m)
-    symmetric_square(k, ctx, b, a, m);                       // A A (A is symmetric)
+    k.matmul(ctx, a, cur, cur, m, m, n, false, true, 0.0f);    // A = X X^T      (m, m)
+    symmetric_square(k, ctx, b, a, m);                         // A A (A is symmetric)
     newton_schulz_poly(k, ctx, b, a, m, ns_poly(coeffs, it));  // a I + b A + c A A
-    k.matmul(ctx, next, b, cur, m, n, m, false, false, 0.0f); // X' = (a I + b A + c A A) X
+    k.matmul(ctx, next, b, cur, m, n, m, false, false, 0.0f);  // X' = (a I + b A + c A A) X
     std::swap(cur, next);
   }
   if (cur != x) std::memcpy(x, cur, size_t(m * n) * sizeof(float));
@@ -242,8 +243,10 @@ void Optimizer::muon_update(MuonScratch& sc, float* p, const float* g, float* bu
   if (cfg_.muon_renorm) scale_to_frobenius(upd, n, std::sqrt(double(std::min(rows, cols))), ctx.threads());
   if (cfg_.normuon) normuon_normalize(upd, v2, rows, cols, float(cfg_.normuon_beta2), ctx.threads());
   const float lr = st.lr * std::sqrt(std::max(1.0f, float(rows) / float(cols)));
-  if (st.wd == 0) k_.axpby(ctx, p, upd, n, -lr, 1.0f);
-  else muon_apply(p, upd, n, lr, st.wd, cfg_.cautious_wd, ctx.threads());
+  if (st.wd == 0)
+    k_.axpby(ctx, p, upd, n, -lr, 1.0f);
+  else
+    muon_apply(p, upd, n, lr, st.wd, cfg_.cautious_wd, ctx.threads());
 }
 
 void Optimizer::muon_step(ParamArena& params, const ParamArena& grads, const MuonStep& st) {

@@ -15,9 +15,9 @@
 #include <memory>
 #include <vector>
 
+#include "composed/newton_schulz_bf16.h"
 #include "core/buffer.h"
 #include "kernels/kernels.h"
-#include "composed/newton_schulz_bf16.h"
 #include "model/params.h"
 #include "optim/optim_config.h"
 
@@ -92,8 +92,8 @@ class Optimizer {
 
 // Newton-Schulz orthogonalisation of x (rows, cols) in place, rows <= cols required; y is
 // scratch of rows * cols, a and b of rows * rows.
-void newton_schulz(const KernelTable& k, const ExecContext& ctx, float* x, float* y, float* a, float* b, int64_t rows, int64_t cols,
-                   int steps, NsCoeffs coeffs = NsCoeffs::kQuintic);
+void newton_schulz(const KernelTable& k, const ExecContext& ctx, float* x, float* y, float* a, float* b, int64_t rows,
+                   int64_t cols, int steps, NsCoeffs coeffs = NsCoeffs::kQuintic);
 // The FLOPs newton_schulz (and NewtonSchulzBf16: the same products) runs on a (rows, cols)
 // matrix, rows <= cols, counting every product whole (the Gram triangles run ~62 % of it).
 // gram_when_long = false: the plain iteration's count even for long matrices (NewtonSchulzBf16

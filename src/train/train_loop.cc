@@ -28,8 +28,8 @@ ParamArena& init_model(Gpt& model, uint64_t seed) {
 // The first parameter whose gradient holds a non-finite value, or "" (and the total norm). Over
 // several ranks (owners not empty) each tensor's sum of squares comes from its owner, the only
 // rank holding its summed gradient; the total adds them in table order, as one process does.
-std::string first_bad_gradient(const KernelTable& k, const ExecContext& ctx, const ParamArena& grads, double* norm, dist::Comm& c,
-                               const std::vector<int>& owners) {
+std::string first_bad_gradient(const KernelTable& k, const ExecContext& ctx, const ParamArena& grads, double* norm,
+                               dist::Comm& c, const std::vector<int>& owners) {
   std::vector<double> ss(grads.specs.size(), 0.0);
   for (size_t i = 0; i < grads.specs.size(); ++i)
     if (owners.empty() || owners[i] == c.rank()) ss[i] = k.sum_squares(ctx, grads.tensor(i), grads.specs[i].numel());

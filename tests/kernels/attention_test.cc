@@ -37,8 +37,8 @@ void check_attention(const KernelTable& kt, const AttentionCase& cs) {
   auto qf = to_f32(q), kf = to_f32(k), vf = to_f32(v), df = to_f32(dout);
   std::vector<float> of(sq), lf(sl), dqf(sq, 7.f), dkf(sk, 7.f), dvf(sk, 7.f);
   kt.attention_fwd(test_ctx(), of.data(), lf.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D, s.W);
-  kt.attention_bwd(test_ctx(), dqf.data(), dkf.data(), dvf.data(), df.data(), qf.data(), kf.data(), vf.data(), of.data(), lf.data(),
-                   s.B, s.T, s.H, s.KVH, s.D, s.W);
+  kt.attention_bwd(test_ctx(), dqf.data(), dkf.data(), dvf.data(), df.data(), qf.data(), kf.data(), vf.data(),
+                   of.data(), lf.data(), s.B, s.T, s.H, s.KVH, s.D, s.W);
   const std::string at = std::string(kt.name) + " T " + std::to_string(s.T) + " D " + std::to_string(s.D) + " W " +
                          std::to_string(s.W);
   EXPECT_LT(rel_err(to_f64(of.data(), of.size()), out), 1e-5) << at;
@@ -84,8 +84,8 @@ void check_attention_bf16(const KernelTable& kt, const AttentionCase& cs) {
   for (int64_t off : {int64_t(0), int64_t(1)}) {
     const std::string at_off = at + " offset " + std::to_string(off);
     Buffer<float> got_o(size_t(nq + 1)), got_l(lse.size());
-    kt.attention_fwd_bf16(test_ctx(), got_o.data() + off, got_l.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH,
-                          s.D, s.W);
+    kt.attention_fwd_bf16(test_ctx(), got_o.data() + off, got_l.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H,
+                          s.KVH, s.D, s.W);
     const auto o = to_f64(got_o.data() + off, size_t(nq)), l = to_f64(got_l.data(), lse.size());
     // (2e-3: the AVX-512 bf16 kernels' exp, good to 6e-5 before P is rounded to bf16, turns a few
     // of P's roundings the other way; measured up to 1.4e-3 where exp16 gave under 1e-3.)
@@ -95,8 +95,8 @@ void check_attention_bf16(const KernelTable& kt, const AttentionCase& cs) {
     // Backward from the reference's forward, so that only the backward is measured.
     Buffer<float> gq(size_t(nq + 1)), gk(size_t(nk + 1)), gv(size_t(nk + 1));
     for (Buffer<float>* g : {&gq, &gk, &gv}) std::fill_n(g->data(), g->size(), 7.f);
-    kt.attention_bwd_bf16(test_ctx(), gq.data() + off, gk.data() + off, gv.data() + off, df.data(), qf.data(), kf.data(), vf.data(),
-             of.data(), lf.data(), s.B, s.T, s.H, s.KVH, s.D, s.W);
+    kt.attention_bwd_bf16(test_ctx(), gq.data() + off, gk.data() + off, gv.data() + off, df.data(), qf.data(),
+                          kf.data(), vf.data(), of.data(), lf.data(), s.B, s.T, s.H, s.KVH, s.D, s.W);
     const auto gdq = to_f64(gq.data() + off, size_t(nq)), gdk = to_f64(gk.data() + off, size_t(nk)),
                gdv = to_f64(gv.data() + off, size_t(nk));
     EXPECT_LT(rel_err(gdq, dq), 4e-3) << at_off;
@@ -135,9 +135,9 @@ void check_full_window_is_causal(const KernelTable& kt, int64_t T) {
     for (int64_t w : {kFullWindow, T, T - 1}) {
       const auto sq = static_cast<size_t>(nq), sk = static_cast<size_t>(nk);
       std::vector<float> o(sq), l(static_cast<size_t>(B * H * T)), dq(sq), dk(sk), dv(sk);
-      fwd(o.data(), l.data(), q.data(), k.data(), v.data(), B, T, H, KVH, D, w);
-      bwd(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), o.data(), l.data(), B, T, H,
-          KVH, D, w);
+      fwd(test_ctx(), o.data(), l.data(), q.data(), k.data(), v.data(), B, T, H, KVH, D, w);
+      bwd(test_ctx(), dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), o.data(), l.data(), B,
+          T, H, KVH, D, w);
       for (auto* x : {&o, &l, &dq, &dk, &dv}) results.push_back(*x);
     }
     for (size_t i = 5; i < results.size(); ++i)

@@ -6,10 +6,10 @@
 #include <cmath>
 
 #include "backends/cpu/cpu_backend.h"
+#include "composed/newton_schulz_bf16.h"
 #include "core/check.h"
 #include "core/rng.h"
 #include "kernels/kernels.h"
-#include "composed/newton_schulz_bf16.h"
 #include "model/gpt.h"
 #include "optim/optimizer.h"
 #include "test_util.h"

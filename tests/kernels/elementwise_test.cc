@@ -158,7 +158,8 @@ TEST_P(KernelElementwise, OptimizerElementwise) {
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = std::abs(randn(1, 100 + uint64_t(i))[0]) * 0.01;
   auto pf = to_f32(p), gf = to_f32(gr), mf = to_f32(m), vf = to_f32(v);
   ref::adamw_step<double>(p.data(), gr.data(), m.data(), v.data(), n, 0.01, 0.8, 0.95, 1e-10, 0.1, 0.2, 0.05);
-  kt().adamw_step(test_ctx(), pf.data(), gf.data(), mf.data(), vf.data(), n, 0.01f, 0.8f, 0.95f, 1e-10f, 0.1f, 0.2f, 0.05f);
+  kt().adamw_step(test_ctx(), pf.data(), gf.data(), mf.data(), vf.data(), n, 0.01f, 0.8f, 0.95f, 1e-10f, 0.1f, 0.2f,
+                  0.05f);
   EXPECT_LT(rel_err(to_f64(pf.data(), static_cast<size_t>(n)), p), 1e-6);
   EXPECT_LT(rel_err(to_f64(mf.data(), static_cast<size_t>(n)), m), 1e-6);
   EXPECT_LT(rel_err(to_f64(vf.data(), static_cast<size_t>(n)), v), 1e-6);

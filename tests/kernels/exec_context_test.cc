@@ -3,7 +3,6 @@
 // more, gives the same values on one thread as on two where the kernels promise it, and two
 // contexts with workspaces of their own run the same op side by side (Muon's workers).
 #include <gtest/gtest.h>
-
 #include <omp.h>
 
 #include <fstream>
@@ -91,7 +90,8 @@ TEST(ExecContext, OneThreadAndTwoGiveTheSameBits) {
   const ExecContext one(1), two(2);
   for (const KernelTable* t : cpu_kernel_tables()) {
     auto run = [&](const ExecContext& ctx) {
-      std::vector<float> out(static_cast<size_t>(n)), rstd(static_cast<size_t>(rows)), act(static_cast<size_t>(n)), dwte(size_t(vocab * dim), 0.0f);
+      std::vector<float> out(static_cast<size_t>(n)), rstd(static_cast<size_t>(rows)), act(static_cast<size_t>(n)),
+          dwte(size_t(vocab * dim), 0.0f);
       std::vector<float> p = x, m(size_t(n), 0.0f), v(size_t(n), 0.0f);
       t->rmsnorm_fwd(ctx, out.data(), rstd.data(), x.data(), rows, dim, 1e-6f);
       t->relu2_fwd(ctx, act.data(), x.data(), n);

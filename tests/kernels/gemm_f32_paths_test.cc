@@ -145,10 +145,18 @@ TEST(KernelParity, SgemmNtNnAtAndGram) {
     float* const cc = c.data() + cs.c_offset;
     bool ran = false;
     switch (cs.form) {
-      case 't': ran = cpu::sgemm_nt_avx512(test_ctx(), cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add); break;
-      case 'n': ran = cpu::sgemm_nn_avx512(test_ctx(), cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add); break;
-      case 'a': ran = cpu::sgemm_at_avx512(test_ctx(), cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add); break;
-      default: ran = cpu::gram_f32_avx512(test_ctx(), cc, af.data(), cs.m, cs.k); break;
+      case 't':
+        ran = cpu::sgemm_nt_avx512(test_ctx(), cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add);
+        break;
+      case 'n':
+        ran = cpu::sgemm_nn_avx512(test_ctx(), cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add);
+        break;
+      case 'a':
+        ran = cpu::sgemm_at_avx512(test_ctx(), cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add);
+        break;
+      default:
+        ran = cpu::gram_f32_avx512(test_ctx(), cc, af.data(), cs.m, cs.k);
+        break;
     }
     ASSERT_TRUE(ran) << what;
     EXPECT_LT(rel_err(to_f64(cc, want.size()), want), 20 * std::sqrt(double(cs.k)) * 6e-8) << what;

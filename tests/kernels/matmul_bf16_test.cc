@@ -178,8 +178,8 @@ TEST_P(KernelMatmulBf16Fused, MatmulBf16PackedB) {
     if (isa() == CpuIsa::kAmx && !cs.ta && cs.k % 32 == 0 && cs.k * 2 <= (32 << 10)) {
       Buffer<float> c2(size_t(cs.m * cs.n));
       std::memcpy(c2.data(), c0.data(), c0.size() * sizeof(float));
-      ASSERT_TRUE(
-          cpu::matmul_bf16_amx(test_ctx(), c2.data(), cs.n, false, ah.data(), bh.data(), cs.m, cs.n, cs.k, false, cs.tb, cs.beta));
+      ASSERT_TRUE(cpu::matmul_bf16_amx(test_ctx(), c2.data(), cs.n, false, ah.data(), bh.data(), cs.m, cs.n, cs.k,
+                                       false, cs.tb, cs.beta));
       EXPECT_EQ(std::memcmp(c.data(), c2.data(), c.size() * sizeof(float)), 0) << what;
     }
     // Our row GEMM (gemm_rows_avx512.cc, AVX-512-BF16 without AMX) on the panels packed once:
@@ -223,7 +223,8 @@ TEST_P(KernelMatmulBf16Fused, MatmulBf16Relu2ReadsTheActivation) {
     const uint16_t *ea = cs.relu2_a ? act.data() : a.data(), *eb = cs.relu2_a ? b.data() : act.data();
     const auto c0 = to_f32(randn(cs.m * cs.n, 90));
     std::vector<float> got = c0;
-    k.matmul_bf16_relu2(test_ctx(), got.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta, cs.relu2_a);
+    k.matmul_bf16_relu2(test_ctx(), got.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta,
+                        cs.relu2_a);
     if (cs.vs_double) {
       Vec want(c0.size());
       for (size_t i = 0; i < want.size(); ++i) want[i] = cs.beta * double(c0[i]);
@@ -232,7 +233,8 @@ TEST_P(KernelMatmulBf16Fused, MatmulBf16Relu2ReadsTheActivation) {
     }
     if (isa() == CpuIsa::kAmx && cs.m >= 512 && !(cs.ta && cs.tb)) {  // (both transposed: composed)
       std::vector<float> amx = c0;
-      ASSERT_TRUE(cpu::matmul_bf16_amx(test_ctx(), amx.data(), cs.n, false, ea, eb, cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta));
+      ASSERT_TRUE(
+          cpu::matmul_bf16_amx(test_ctx(), amx.data(), cs.n, false, ea, eb, cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta));
       EXPECT_EQ(got, amx) << what;
     }
     if (isa() == CpuIsa::kAvx512Bf16 && cs.ta && !cs.tb && !cs.relu2_a &&

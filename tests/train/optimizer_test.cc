@@ -256,7 +256,8 @@ TEST(Optimizer, OneOpBf16NewtonSchulzMatchesTheComposedIteration) {
                             {32, 100, false}, {64, 96, true}, {64, 64, true}}) {
     std::vector<float> x(size_t(m * n), 0.5f), g(size_t(m * m)), g2(size_t(m * m));
     Buffer<uint16_t> work(size_t(newton_schulz_bf16_work(m, n)));
-    EXPECT_FALSE(k.newton_schulz_bf16(test_ctx(), x.data(), false, 1.0f, g.data(), g2.data(), work.data(), m, n, 5, gram))
+    EXPECT_FALSE(
+        k.newton_schulz_bf16(test_ctx(), x.data(), false, 1.0f, g.data(), g2.data(), work.data(), m, n, 5, gram))
         << m << " x " << n << (gram ? " (Gram)" : "");
     EXPECT_EQ(x, std::vector<float>(size_t(m * n), 0.5f));
   }

@@ -16,7 +16,8 @@ void to_bf16_row_avx2(uint16_t* dst, const float* src, int64_t n) {
   for (int64_t j = 0; j < n; ++j) dst[j] = ref::to_bf16_1(src[j]);
 }
 
-void to_bf16_rows_avx2(const ExecContext& ctx, uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
+void to_bf16_rows_avx2(const ExecContext& ctx, uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows,
+                       int64_t cols) {
 #pragma omp parallel for schedule(static) if (rows * cols > 32768) num_threads(ctx.threads())
   for (int64_t r = 0; r < rows; ++r) to_bf16_row_avx2(dst + r * ld_dst, src + r * cols, cols);
 }

@@ -43,7 +43,8 @@ void relu2_fwd_bf16_avx512(const ExecContext& ctx, uint16_t* out, const uint16_t
   });
 }
 
-void relu2_bwd_bf16_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n) {
+void relu2_bwd_bf16_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp,
+                           int64_t n) {
   const __m512 zero = _mm512_setzero_ps(), two = _mm512_set1_ps(2.0f);
   in_chunks(ctx, n, "relu2 bwd bf16", [&](int64_t i, __mmask16 m) {
     const __m512 r = _mm512_max_ps(widen16(inp + i, m), zero);
@@ -52,9 +53,8 @@ void relu2_bwd_bf16_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_
 }
 
 void to_bf16_avx512(const ExecContext& ctx, uint16_t* dst, const float* src, int64_t n) {
-  in_chunks(ctx, n, "to bf16", [&](int64_t i, __mmask16 m) {
-    store_masked_epi16x16(dst + i, m, bf16x16(load_masked_ps(m, src + i)));
-  });
+  in_chunks(ctx, n, "to bf16",
+            [&](int64_t i, __mmask16 m) { store_masked_epi16x16(dst + i, m, bf16x16(load_masked_ps(m, src + i))); });
 }
 void to_bf16_row_avx512(uint16_t* dst, const float* src, int64_t n) {
   for (int64_t j = 0; j < n; j += 16) {
@@ -62,7 +62,8 @@ void to_bf16_row_avx512(uint16_t* dst, const float* src, int64_t n) {
     store_masked_epi16x16(dst + j, m, bf16x16(load_masked_ps(m, src + j)));
   }
 }
-void to_bf16_rows_avx512(const ExecContext& ctx, uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
+void to_bf16_rows_avx512(const ExecContext& ctx, uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows,
+                         int64_t cols) {
 #pragma omp parallel num_threads(ctx.threads()) if (rows * cols > 32768)
   {
     profile::WorkZone work("to bf16 rows");

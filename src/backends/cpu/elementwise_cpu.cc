@@ -66,8 +66,8 @@ void embed_bwd(const ExecContext& ctx, float* dwte, const float* dout, const int
   }
 }
 
-void adamw_step(const ExecContext& ctx, float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2, float eps,
-                float wd, float bc1, float bc2) {
+void adamw_step(const ExecContext& ctx, float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1,
+                float b2, float eps, float wd, float bc1, float bc2) {
   const float decay = 1.0f - lr * wd, step = lr / bc1, inv_bc2 = 1.0f / bc2;
   chunked(ctx, n, [=](int64_t i, int64_t end) {
     const __m256 vb1 = _mm256_set1_ps(b1), vb2 = _mm256_set1_ps(b2), c1 = _mm256_set1_ps(1.0f - b1),

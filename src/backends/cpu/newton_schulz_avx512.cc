@@ -85,7 +85,8 @@ void emit_square(const ExecContext& ctx, const float* g, int64_t m, uint16_t* a,
 // The panels on and above the diagonal of the symmetric C (m, m) = A B, A (m, 2 k2) bf16 rows
 // (lda elements a row), B in panels of k2 pair-rows: panel p is multiplied by the rows that reach
 // it, 0 .. 32 p + 31. Then mirrored: C exactly symmetric.
-void gram_upper(const ExecContext& ctx, float* c, const uint16_t* a, int64_t lda, const uint16_t* b, int64_t m, int64_t k2) {
+void gram_upper(const ExecContext& ctx, float* c, const uint16_t* a, int64_t lda, const uint16_t* b, int64_t m,
+                int64_t k2) {
   const int64_t panels = m / kPanel;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ctx.threads())
   for (int64_t q = 0; q < panels; ++q) {
@@ -99,8 +100,8 @@ void gram_upper(const ExecContext& ctx, float* c, const uint16_t* a, int64_t lda
 // X' = P X: P (m, m) bf16 rows, X in xb's panels. With `out`, X' is written in fp32 as (m, n) rows
 // or, transposed, as (n, m) rows of X'^T; else rounded into the next iterate's layouts. Each
 // panel of X stays in L1 while P's rows stream from L2.
-void product(const ExecContext& ctx, const uint16_t* p, const uint16_t* xb, int64_t m, int64_t n, float* out, bool transposed, uint16_t* xa,
-             uint16_t* xbt, uint16_t* xb_next) {
+void product(const ExecContext& ctx, const uint16_t* p, const uint16_t* xb, int64_t m, int64_t n, float* out,
+             bool transposed, uint16_t* xa, uint16_t* xbt, uint16_t* xb_next) {
 #pragma omp parallel num_threads(ctx.threads())
   {
     alignas(64) float stage[kPanel * kPanel];
@@ -132,8 +133,8 @@ void product(const ExecContext& ctx, const uint16_t* p, const uint16_t* xb, int6
 // step to step is the composed version's own, newton_schulz_gram_step on this backend's table
 // (G G, P G, P (P G) in fp32 on symmetric_product_f32_avx512). x is free once X0 is in bf16: it
 // holds the fp32 R = P G and Q (2 m^2 <= m n).
-void gram_iteration(const ExecContext& ctx, float* x, bool transposed, float* g, float* g2, uint16_t* xa, uint16_t* xbt, const uint16_t* xb,
-                    uint16_t* pa, uint16_t* qb, int64_t m, int64_t n, int steps) {
+void gram_iteration(const ExecContext& ctx, float* x, bool transposed, float* g, float* g2, uint16_t* xa, uint16_t* xbt,
+                    const uint16_t* xb, uint16_t* pa, uint16_t* qb, int64_t m, int64_t n, int steps) {
   const KernelTable& k = cpu_kernels();
   float *r = x, *q = x + m * m;
   gram_upper(ctx, g, xa, n, xbt, m, n / 2);  // G0 = X0 X0^T
@@ -153,8 +154,8 @@ void gram_iteration(const ExecContext& ctx, float* x, bool transposed, float* g,
 
 }  // namespace
 
-bool newton_schulz_bf16_avx512(const ExecContext& ctx, float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
-                               int64_t n, int steps, bool gram) {
+bool newton_schulz_bf16_avx512(const ExecContext& ctx, float* x, bool transposed, float scale, float* g, float* g2,
+                               uint16_t* work, int64_t m, int64_t n, int steps, bool gram) {
   if (m % kPanel != 0 || n % kPanel != 0 || m < kPanel || m > n || steps < 1) return false;
   if (gram && !newton_schulz_on_gram(m, n)) return false;  // x holds two m x m matrices on the way
   const int64_t mn = m * n, mm = m * m;
@@ -180,9 +181,9 @@ bool newton_schulz_bf16_avx512(const ExecContext& ctx, float* x, bool transposed
     return true;
   }
   for (int it = 0; it < steps; ++it) {
-    gram_upper(ctx, g, xa, n, xbt, m, n / 2);  // A = X X^T
-    emit_square(ctx, g, m, aa, ab);             // bf16 A, both operands of A A
-    gram_upper(ctx, g2, aa, m, ab, m, m / 2);  // A A
+    gram_upper(ctx, g, xa, n, xbt, m, n / 2);          // A = X X^T
+    emit_square(ctx, g, m, aa, ab);                    // bf16 A, both operands of A A
+    gram_upper(ctx, g2, aa, m, ab, m, m / 2);          // A A
     newton_schulz_poly(cpu_kernels(), ctx, g2, g, m);  // P = a I + b A + c A A
     to_bf16_avx512(ctx, pa, g2, mm);
     const bool last = it + 1 == steps;

@@ -54,8 +54,8 @@ int64_t small_cap_pass1(const float* l, float* urow, float* e, int64_t V, int64_
 // kSmallCap: cap <= kXentShiftByCapMax, so that the softmax's exp(z - cap) is in the exp's range
 // (no clamp, no max pass).
 template <bool kSmallCap>
-void xent(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap, float grad_scale,
-          uint16_t* dlog) {
+void xent(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V,
+          float cap, float grad_scale, uint16_t* dlog) {
   const float inv_cap = 1.0f / cap;
   const __m512 vcap = _mm512_set1_ps(cap), vinv = _mm512_set1_ps(inv_cap);
 #pragma omp parallel num_threads(ctx.threads())
@@ -142,24 +142,28 @@ void xent(const ExecContext& ctx, float* logits, float* losses, const int32_t* t
   }
 }
 
-void xent_by_cap(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
-                 float grad_scale, uint16_t* dlog) {
+void xent_by_cap(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V,
+                 float cap, float grad_scale, uint16_t* dlog) {
   // No soft-cap (cap 0): xent_cpu.cc's pass, which takes that case (no tanh to save lanes on).
   if (cap <= 0.0f) {
-    if (dlog) softcap_xent_bf16_avx2(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
-    else softcap_xent(ctx, logits, losses, targets, rows, V, cap, grad_scale);
-  } else if (cap <= kXentShiftByCapMax) xent<true>(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
-  else xent<false>(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
+    if (dlog)
+      softcap_xent_bf16_avx2(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
+    else
+      softcap_xent(ctx, logits, losses, targets, rows, V, cap, grad_scale);
+  } else if (cap <= kXentShiftByCapMax)
+    xent<true>(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
+  else
+    xent<false>(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
 }
 
 }  // namespace
 
-void softcap_xent_avx512(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
-                         float grad_scale) {
+void softcap_xent_avx512(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows,
+                         int64_t V, float cap, float grad_scale) {
   xent_by_cap(ctx, logits, losses, targets, rows, V, cap, grad_scale, nullptr);
 }
-void softcap_xent_bf16_avx512(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V,
-                              float cap, float grad_scale, uint16_t* dlogits) {
+void softcap_xent_bf16_avx512(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets,
+                              int64_t rows, int64_t V, float cap, float grad_scale, uint16_t* dlogits) {
   xent_by_cap(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlogits);
 }
 

@@ -143,8 +143,8 @@ struct Next {
 // then the other threads' leftovers) and runs each against every panel. A barrier ends each
 // block, so that no two threads hold one group of C in different blocks. C's row i is at
 // c + i n. relu2_a, relu2_b: that operand is read through the MLP's activation (for_row_pairs).
-void run_rows(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, int64_t kc,
-              StealRanges* ranges, bool add, bool relu2_a, bool relu2_b) {
+void run_rows(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+              int64_t kc, StealRanges* ranges, bool add, bool relu2_a, bool relu2_b) {
   const int t = omp_get_thread_num();
   const int64_t panels = (n + kPanel - 1) / kPanel;
   const int64_t g0 = ranges[0].first(t), g1 = ranges[0].end(t);  // the thread's own range (every block's)
@@ -224,8 +224,8 @@ int64_t block_rows(int64_t n, int64_t k) {
 
 }  // namespace
 
-bool gemm_at_f32_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool add,
-                        bool relu2_b) {
+bool gemm_at_f32_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
+                        int64_t k, bool add, bool relu2_b) {
   if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
   // C wider than tall (c_proj's gradient): C^T = B^T A, taller than wide, by the same product into
   // scratch, then transposed into C. The transpose reads and writes C once; the product loads and
@@ -242,8 +242,8 @@ bool gemm_at_f32_avx512(const ExecContext& ctx, float* c, const uint16_t* a, con
   std::vector<StealRanges> ranges;
   ranges.reserve(size_t((k + kc - 1) / kc));
   for (int64_t k0 = 0; k0 < k; k0 += kc) ranges.emplace_back(groups, threads);
-  float* const ct = wide ? static_cast<float*>(thread_scratch(ctx, kScratchAtT, size_t(rows * cols) * sizeof(float)))
-                         : nullptr;
+  float* const ct =
+      wide ? static_cast<float*>(thread_scratch(ctx, kScratchAtT, size_t(rows * cols) * sizeof(float))) : nullptr;
 #pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("gemm at");

@@ -235,8 +235,9 @@ void amx_pack_b(const ExecContext& ctx, uint16_t* packed, const uint16_t* b, int
     pack_y_chunk(packed + panels * 16 * k0, y, n, k0, k - k0 < kChunk ? k - k0 : kChunk);
 }
 
-bool matmul_bf16_amx(const ExecContext& ctx, void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                     int64_t k, bool ta, bool tb, float beta, Relu2Operand relu2, const uint16_t* packed_b) {
+bool matmul_bf16_amx(const ExecContext& ctx, void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b,
+                     int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, Relu2Operand relu2,
+                     const uint16_t* packed_b) {
   if (ta && tb) return false;
   // P = X Y with X(i, kk) and Y(kk, j) as Operands.
   const bool relu2_x = relu2 == Relu2Operand::kA, relu2_y = relu2 == Relu2Operand::kB;
@@ -284,7 +285,8 @@ bool matmul_bf16_amx(const ExecContext& ctx, void* c, int64_t ldc, bool bf16_out
   const bool shared_x = !x_in_place && x.col != 1 && x.col * 2 >= kSharedXRowBytes && kc_max >= kChunkPackedX &&
                         x_groups * 16 * kc_max * 2 <= kSharedXBytes;
   uint16_t* const x_all =
-      shared_x ? static_cast<uint16_t*>(thread_scratch(ctx, kScratchAmxXAll, size_t(x_groups * 16 * kc_max) * 2)) : nullptr;
+      shared_x ? static_cast<uint16_t*>(thread_scratch(ctx, kScratchAmxXAll, size_t(x_groups * 16 * kc_max) * 2))
+               : nullptr;
 #pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("gemm amx");

@@ -70,9 +70,8 @@ constexpr const char* kAmxText = "m, n, k >= 1, not A^T B^T";
 
 // fp32.
 constexpr GemmKernel kNothing{"none (C is empty)", nullptr, "", [](const GemmCall&) { return true; }};
-constexpr GemmKernel kGramF32{"gram_f32_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
-                                return gram_f32_avx512(*c.ctx, cf(c), af(c), c.m, c.k);
-                              }};
+constexpr GemmKernel kGramF32{"gram_f32_avx512", takes_pairs, kPairsText,
+                              [](const GemmCall& c) { return gram_f32_avx512(*c.ctx, cf(c), af(c), c.m, c.k); }};
 constexpr GemmKernel kSgemmNt{"sgemm_nt_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
                                 return sgemm_nt_avx512(*c.ctx, cf(c), af(c), bf(c), c.m, c.n, c.k, add(c));
                               }};
@@ -85,21 +84,20 @@ constexpr GemmKernel kSgemmNn{"sgemm_nn_avx512", takes_pairs, kPairsText, [](con
 constexpr GemmKernel kSgemmAt{"sgemm_at_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
                                 return sgemm_at_avx512(*c.ctx, cf(c), af(c), bf(c), c.m, c.n, c.k, add(c));
                               }};
-constexpr GemmKernel kOnednnMatmulGram{"oneDNN matmul, mirrored", nullptr, "", [](const GemmCall& c) {
-                                         if (!matmul_f32_brgemm(*c.ctx, cf(c), c.n, af(c), bf(c), c.m, c.n, c.k, c.ta, c.tb,
-                                                                c.beta))
-                                           return false;
-                                         cpu::mirror_upper_triangle(*c.ctx, cf(c), c.m);
-                                         return true;
-                                       }};
+constexpr GemmKernel kOnednnMatmulGram{
+    "oneDNN matmul, mirrored", nullptr, "", [](const GemmCall& c) {
+      if (!matmul_f32_brgemm(*c.ctx, cf(c), c.n, af(c), bf(c), c.m, c.n, c.k, c.ta, c.tb, c.beta)) return false;
+      cpu::mirror_upper_triangle(*c.ctx, cf(c), c.m);
+      return true;
+    }};
 constexpr GemmKernel kOnednnSgemmGram{"oneDNN sgemm on the upper block rows, mirrored", nullptr, "",
                                       [](const GemmCall& c) {
                                         sgemm_upper_onednn(*c.ctx, cf(c), af(c), c.m, c.k);
                                         return true;
                                       }};
 constexpr GemmKernel kOnednnMatmulF32{"oneDNN matmul", nullptr, "", [](const GemmCall& c) {
-                                        return matmul_f32_brgemm(*c.ctx, cf(c), c.n, af(c), bf(c), c.m, c.n, c.k, c.ta, c.tb,
-                                                                 c.beta);
+                                        return matmul_f32_brgemm(*c.ctx, cf(c), c.n, af(c), bf(c), c.m, c.n, c.k, c.ta,
+                                                                 c.tb, c.beta);
                                       }};
 constexpr GemmKernel kOnednnSgemm{"oneDNN sgemm", nullptr, "", [](const GemmCall& c) {
                                     sgemm_onednn(*c.ctx, cf(c), af(c), bf(c), c.m, c.n, c.k, c.ta, c.tb, c.beta);
@@ -111,18 +109,20 @@ constexpr GemmKernel kRelu2ThenF32{"relu2_fwd, then matmul_avx512", nullptr, "",
 
 // bf16 operands.
 constexpr GemmKernel kAmxGemm{"matmul_bf16_amx", takes_amx, kAmxText, [](const GemmCall& c) {
-                            return matmul_bf16_amx(*c.ctx, c.c, c.n, false, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, c.beta);
-                          }};
+                                return matmul_bf16_amx(*c.ctx, c.c, c.n, false, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb,
+                                                       c.beta);
+                              }};
 constexpr GemmKernel kAmxRelu2{"matmul_bf16_amx (relu2 operand)", takes_amx, kAmxText, [](const GemmCall& c) {
-                                 return matmul_bf16_amx(*c.ctx, c.c, c.n, false, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb,
-                                                        c.beta, c.relu2_a ? Relu2Operand::kA : Relu2Operand::kB);
+                                 return matmul_bf16_amx(*c.ctx, c.c, c.n, false, ah(c), bh(c), c.m, c.n, c.k, c.ta,
+                                                        c.tb, c.beta, c.relu2_a ? Relu2Operand::kA : Relu2Operand::kB);
                                }};
 constexpr GemmKernel kAmxOut{"matmul_bf16_amx (bf16 C)", takes_amx, kAmxText, [](const GemmCall& c) {
-                               return matmul_bf16_amx(*c.ctx, c.c, c.n, true, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, 0.0f);
+                               return matmul_bf16_amx(*c.ctx, c.c, c.n, true, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb,
+                                                      0.0f);
                              }};
 constexpr GemmKernel kAmxPacked{"matmul_bf16_amx (packed B)", nullptr, "", [](const GemmCall& c) {
-                                  return matmul_bf16_amx(*c.ctx, c.c, c.n, false, ah(c), nullptr, c.m, c.n, c.k, c.ta, false,
-                                                         c.beta, Relu2Operand::kNone, bh(c));
+                                  return matmul_bf16_amx(*c.ctx, c.c, c.n, false, ah(c), nullptr, c.m, c.n, c.k, c.ta,
+                                                         false, c.beta, Relu2Operand::kNone, bh(c));
                                 }};
 constexpr GemmKernel kScaleC{"C = beta C", nullptr, "", [](const GemmCall& c) {
                                float* out = cf(c);
@@ -140,17 +140,18 @@ constexpr GemmKernel kGemmAtRelu2{"gemm_at_f32_avx512 (relu2 B)", takes_pairs, k
                                     return gemm_at_f32_avx512(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, add(c), true);
                                   }};
 constexpr GemmKernel kGemmRowsF32{"gemm_rows_f32_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
-                                    return gemm_rows_f32_avx512(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, add(c));
+                                    return gemm_rows_f32_avx512(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb,
+                                                                add(c));
                                   }};
 constexpr GemmKernel kRowsPacked{"gemm_rows_f32_avx512 (packed panels)", nullptr, "", [](const GemmCall& c) {
                                    gemm_rows_f32_packed_avx512(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, add(c));
                                    return true;
                                  }};
-constexpr GemmKernel kOnednnUnpacked{"matmul_bf16_onednn on op(B) out of the packed form", nullptr, "",
-                                     [](const GemmCall& c) {
-                                       matmul_bf16_onednn_rows_packed(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.beta);
-                                       return true;
-                                     }};
+constexpr GemmKernel kOnednnUnpacked{
+    "matmul_bf16_onednn on op(B) out of the packed form", nullptr, "", [](const GemmCall& c) {
+      matmul_bf16_onednn_rows_packed(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.beta);
+      return true;
+    }};
 constexpr GemmKernel kWiden{"widen to fp32, then matmul", nullptr, "", [](const GemmCall& c) {
                               widen_then_matmul(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, c.beta);
                               return true;
@@ -169,28 +170,26 @@ constexpr GemmKernel kOnednnOut{"matmul_bf16_out_onednn", nullptr, "", [](const 
                                   return true;
                                 }};
 constexpr GemmKernel kGemmRowsBf16{"gemm_rows_bf16_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
-                                     return gemm_rows_bf16_avx512(*c.ctx, ch(c), nullptr, nullptr, ah(c), bh(c), c.m, c.n, c.k,
-                                                                  c.ta, c.tb);
+                                     return gemm_rows_bf16_avx512(*c.ctx, ch(c), nullptr, nullptr, ah(c), bh(c), c.m,
+                                                                  c.n, c.k, c.ta, c.tb);
                                    }};
-constexpr GemmKernel kGemmRowsRelu2{"gemm_rows_bf16_avx512 (and relu2(C))", takes_pairs, kPairsText,
-                                    [](const GemmCall& c) {
-                                      return gemm_rows_bf16_avx512(*c.ctx, ch(c), c.act, nullptr, ah(c), bh(c), c.m, c.n, c.k,
-                                                                   c.ta, c.tb);
-                                    }};
-constexpr GemmKernel kGemmRowsRelu2Bwd{"gemm_rows_bf16_avx512 (relu2's gradient)", takes_pairs, kPairsText,
-                                       [](const GemmCall& c) {
-                                         return gemm_rows_bf16_avx512(*c.ctx, ch(c), nullptr, c.inp, ah(c), bh(c), c.m, c.n,
-                                                                      c.k, c.ta, c.tb);
-                                       }};
-constexpr GemmKernel kOnednnOutRelu2{"matmul_bf16_out_onednn, then relu2_fwd_bf16", nullptr, "",
-                                     [](const GemmCall& c) {
+constexpr GemmKernel kGemmRowsRelu2{
+    "gemm_rows_bf16_avx512 (and relu2(C))", takes_pairs, kPairsText, [](const GemmCall& c) {
+      return gemm_rows_bf16_avx512(*c.ctx, ch(c), c.act, nullptr, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
+    }};
+constexpr GemmKernel kGemmRowsRelu2Bwd{
+    "gemm_rows_bf16_avx512 (relu2's gradient)", takes_pairs, kPairsText, [](const GemmCall& c) {
+      return gemm_rows_bf16_avx512(*c.ctx, ch(c), nullptr, c.inp, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
+    }};
+constexpr GemmKernel kOnednnOutRelu2{"matmul_bf16_out_onednn, then relu2_fwd_bf16", nullptr, "", [](const GemmCall& c) {
                                        matmul_bf16_out_onednn(*c.ctx, ch(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
                                        relu2_fwd_bf16_avx512(*c.ctx, c.act, ch(c), c.m * c.n);
                                        return true;
                                      }};
 constexpr GemmKernel kOnednnOutRelu2Bwd{
     "matmul_bf16_out_onednn into scratch, then relu2_bwd_bf16", nullptr, "", [](const GemmCall& c) {
-      uint16_t* dout = static_cast<uint16_t*>(thread_scratch(*c.ctx, kScratchRelu2, size_t(c.m * c.n) * sizeof(uint16_t)));
+      uint16_t* dout =
+          static_cast<uint16_t*>(thread_scratch(*c.ctx, kScratchRelu2, size_t(c.m * c.n) * sizeof(uint16_t)));
       matmul_bf16_out_onednn(*c.ctx, dout, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
       relu2_bwd_bf16_avx512(*c.ctx, ch(c), dout, c.inp, c.m * c.n);
       return true;

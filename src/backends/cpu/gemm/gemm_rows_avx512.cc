@@ -241,12 +241,13 @@ void sweep(const Out& out, const uint16_t* a, const uint16_t* packed, int64_t m,
 // its 2 MiB panel from L3 or memory. A thread's units are the same in every block (one static
 // schedule over the same count), so no barrier is needed between blocks.
 template <Epilogue E>
-void run(const ExecContext& ctx, const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool tb,
-         const uint16_t* prepacked = nullptr) {
+void run(const ExecContext& ctx, const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+         bool tb, const uint16_t* prepacked = nullptr) {
   const int64_t panels = (n + kPanel - 1) / kPanel, k2 = k / 2, panel_elems = k2 * 2 * kPanel;
   uint16_t* const scratch =
-      prepacked ? nullptr
-                : static_cast<uint16_t*>(thread_scratch(ctx, kScratchRowsB, size_t(panels_size(n, k)) * sizeof(uint16_t)));
+      prepacked
+          ? nullptr
+          : static_cast<uint16_t*>(thread_scratch(ctx, kScratchRowsB, size_t(panels_size(n, k)) * sizeof(uint16_t)));
   const uint16_t* const packed = prepacked ? prepacked : scratch;
   const Units units(ctx.threads(), m, n, k);
   constexpr bool f32 = E == Epilogue::kF32 || E == Epilogue::kF32Add;
@@ -275,21 +276,24 @@ void run(const ExecContext& ctx, const Out& out, const uint16_t* a, const uint16
 
 }  // namespace
 
-bool gemm_rows_bf16_avx512(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a, const uint16_t* b,
-                           int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+bool gemm_rows_bf16_avx512(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a,
+                           const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   if (ta || m < 1 || n < 1 || k < 2 || k % 2 != 0 || (act && inp)) return false;
   const Out out{c, act, inp, n, false};
-  if (inp) run<Epilogue::kRelu2Bwd>(ctx, out, a, b, m, n, k, tb);
-  else if (act) run<Epilogue::kBf16Relu2>(ctx, out, a, b, m, n, k, tb);
-  else run<Epilogue::kBf16>(ctx, out, a, b, m, n, k, tb);
+  if (inp)
+    run<Epilogue::kRelu2Bwd>(ctx, out, a, b, m, n, k, tb);
+  else if (act)
+    run<Epilogue::kBf16Relu2>(ctx, out, a, b, m, n, k, tb);
+  else
+    run<Epilogue::kBf16>(ctx, out, a, b, m, n, k, tb);
   return true;
 }
 
 namespace {
 
 // The fp32-C GEMM, op(B) packed here or prepacked.
-void rows_f32(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, const uint16_t* prepacked, int64_t m, int64_t n,
-              int64_t k, bool tb, bool add) {
+void rows_f32(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, const uint16_t* prepacked,
+              int64_t m, int64_t n, int64_t k, bool tb, bool add) {
   if (add) {
     run<Epilogue::kF32Add>(ctx, Out{c, nullptr, nullptr, n, false}, a, b, m, n, k, tb, prepacked);
     return;
@@ -302,8 +306,8 @@ void rows_f32(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_
 
 }  // namespace
 
-bool gemm_rows_f32_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
-                          bool tb, bool add) {
+bool gemm_rows_f32_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
+                          int64_t k, bool ta, bool tb, bool add) {
   if (ta || m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
   rows_f32(ctx, c, a, b, nullptr, m, n, k, tb, add);
   return true;
@@ -311,7 +315,9 @@ bool gemm_rows_f32_avx512(const ExecContext& ctx, float* c, const uint16_t* a, c
 
 // The packed form: op(B)'s panels where k is even (what our GEMM reads), else op(B) itself as
 // (k, n) rows (what oneDNN reads then).
-int64_t rows_packed_b_size(const ExecContext& ctx, int64_t n, int64_t k) { return k % 2 == 0 ? panels_size(n, k) : n * k; }
+int64_t rows_packed_b_size(const ExecContext& ctx, int64_t n, int64_t k) {
+  return k % 2 == 0 ? panels_size(n, k) : n * k;
+}
 
 void rows_pack_b(const ExecContext& ctx, uint16_t* packed, const uint16_t* b, int64_t n, int64_t k, bool tb) {
   if (k % 2 != 0) {
@@ -329,13 +335,13 @@ void rows_pack_b(const ExecContext& ctx, uint16_t* packed, const uint16_t* b, in
   for (int64_t p = 0; p < panels; ++p) pack_panel(packed + p * panel_elems, b, n, k, tb, p);
 }
 
-void gemm_rows_f32_packed_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n, int64_t k,
-                                 bool add) {
+void gemm_rows_f32_packed_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* packed, int64_t m,
+                                 int64_t n, int64_t k, bool add) {
   rows_f32(ctx, c, a, nullptr, packed, m, n, k, false, add);
 }
 
-void matmul_bf16_onednn_rows_packed(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n,
-                                    int64_t k, bool ta, float beta) {
+void matmul_bf16_onednn_rows_packed(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* packed,
+                                    int64_t m, int64_t n, int64_t k, bool ta, float beta) {
   const uint16_t* plain = packed;  // op(B) as (k, n) rows, for oneDNN
   if (k % 2 == 0) {                // out of its panels: pair-row kk of panel p, pair jj, holds
                                    // B(2 kk, 32 p + jj) and B(2 kk + 1, 32 p + jj)

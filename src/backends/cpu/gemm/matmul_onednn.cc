@@ -147,8 +147,8 @@ bool make_inner_product(Prim& p, int64_t m, int64_t n, int64_t k, bool ta, bool 
 
 // bf16_out: C is bf16 (oneDNN rounds to nearest even), else fp32. ldc: C's row stride. f32_in:
 // A and B are fp32 (matmul primitive only; C fp32).
-Prim& get_prim(const ExecContext& ctx, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bool bf16_out, int64_t ldc,
-               bool f32_in = false) {
+Prim& get_prim(const ExecContext& ctx, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bool bf16_out,
+               int64_t ldc, bool f32_in = false) {
   Cache& cc = cache();
   auto key = std::make_tuple(m, n, k, ta, tb, beta, bf16_out, ldc, f32_in, ctx.threads());
   auto it = cc.prims.find(key);
@@ -215,8 +215,8 @@ void limit_onednn_isa() {
   else if (std::getenv("NANOTRAIN_NO_AMX")) (void)dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core_bf16);
 }
 
-void sgemm_onednn(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
-                  float beta) {
+void sgemm_onednn(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                  bool ta, bool tb, float beta) {
   const dnnl_dim_t lda = ta ? m : k, ldb = tb ? k : n;
   sgemm(ctx, ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, a, lda, b, ldb, beta, c, n);
 }
@@ -228,16 +228,16 @@ void sgemm_upper_onednn(const ExecContext& ctx, float* c, const float* a, int64_
   cpu::mirror_upper_triangle(ctx, c, m);  // exactly symmetric
 }
 
-bool matmul_f32_brgemm(const ExecContext& ctx, float* c, int64_t ldc, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
-                       bool ta, bool tb, float beta) {
+bool matmul_f32_brgemm(const ExecContext& ctx, float* c, int64_t ldc, const float* a, const float* b, int64_t m,
+                       int64_t n, int64_t k, bool ta, bool tb, float beta) {
   Prim& p = get_prim(ctx, m, n, k, ta, tb, beta, false, ldc, true);
   if (p.reference) return false;
   run(ctx, p, a, b, c);
   return true;
 }
 
-void matmul_bf16_onednn(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
-                        bool tb, float beta) {
+void matmul_bf16_onednn(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
+                        int64_t k, bool ta, bool tb, float beta) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
@@ -253,8 +253,8 @@ void matmul_bf16_onednn(const ExecContext& ctx, float* c, const uint16_t* a, con
   run(ctx, get_prim(ctx, m, n, k, ta, tb, beta, false, n), a, b, c);
 }
 
-void matmul_bf16_out_onednn(const ExecContext& ctx, uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
-                            bool ta, bool tb) {
+void matmul_bf16_out_onednn(const ExecContext& ctx, uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m,
+                            int64_t n, int64_t k, bool ta, bool tb) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     std::memset(c, 0, size_t(m * n) * sizeof(uint16_t));
@@ -263,8 +263,8 @@ void matmul_bf16_out_onednn(const ExecContext& ctx, uint16_t* c, const uint16_t*
   run(ctx, get_prim(ctx, m, n, k, ta, tb, 0.0f, true, n), a, b, c);
 }
 
-void widen_then_matmul(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
-                       bool tb, float beta) {
+void widen_then_matmul(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
+                       int64_t k, bool ta, bool tb, float beta) {
   // One operand passed twice (the Gram product X X^T of Muon's Newton-Schulz) is widened once
   // and passed twice, so that matmul takes its Gram path: the result exactly symmetric, as the
   // AVX-512-BF16 and AMX paths give it.
@@ -280,8 +280,8 @@ void widen_then_matmul(const ExecContext& ctx, float* c, const uint16_t* a, cons
   matmul(ctx, c, af, bf, m, n, k, ta, tb, beta);
 }
 
-void widen_then_matmul_bf16_out(const ExecContext& ctx, uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
-                                bool ta, bool tb) {
+void widen_then_matmul_bf16_out(const ExecContext& ctx, uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m,
+                                int64_t n, int64_t k, bool ta, bool tb) {
   float* cf = static_cast<float*>(thread_scratch(ctx, kScratchWidenC, size_t(m * n) * sizeof(float)));
   matmul_bf16_widen(ctx, cf, a, b, m, n, k, ta, tb, 0.0f);
   to_bf16_avx2(ctx, c, cf, m * n);

@@ -74,7 +74,8 @@ int64_t block_depth(int64_t n, int64_t k) {
 
 }  // namespace
 
-bool sgemm_at_avx512(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add) {
+bool sgemm_at_avx512(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                     bool add) {
   if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
   const int64_t tiles = (m + kTileRows - 1) / kTileRows, kc = block_depth(n, k);
   const int64_t panels = (n + kPanel - 1) / kPanel, lda = kc + kPad, blocks = (k + kc - 1) / kc;
@@ -95,7 +96,8 @@ bool sgemm_at_avx512(const ExecContext& ctx, float* c, const float* a, const flo
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t i0 = kTileRows * (tiles * t / nt), i1 = std::min(m, kTileRows * (tiles * (t + 1) / nt));
     // (+ 16 floats: a block's last packed row is written 16 floats at a time.)
-    float* const ap = static_cast<float*>(thread_scratch(ctx, kScratchSgemmAtA, size_t(kGroup * lda + 16) * sizeof(float)));
+    float* const ap =
+        static_cast<float*>(thread_scratch(ctx, kScratchSgemmAtA, size_t(kGroup * lda + 16) * sizeof(float)));
     for (int64_t s0 = 0; s0 < blocks; s0 += per_stage) {
       // The stage's blocks of B (block q at bp + (q - s0) block_floats), then each group of C's
       // rows through all of them.

@@ -72,8 +72,8 @@ enum class Form {
 // block stays across the unit's panels anyway), and the tiles read that: the activation is never
 // written out, and no pass of its own reads fc.
 template <Form F>
-bool sgemm_panels(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add,
-                  bool relu2_a = false) {
+bool sgemm_panels(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                  bool add, bool relu2_a = false) {
   if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
   const int64_t panels = (n + kPanel - 1) / kPanel, k2 = k / 2, panel_floats = k2 * kPairRow;
   float* const packed =
@@ -122,12 +122,13 @@ bool sgemm_panels(const ExecContext& ctx, float* c, const float* a, const float*
 
 }  // namespace
 
-bool sgemm_nt_avx512(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add,
-                     bool relu2_a) {
+bool sgemm_nt_avx512(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                     bool add, bool relu2_a) {
   return sgemm_panels<Form::kNt>(ctx, c, a, b, m, n, k, add, relu2_a);
 }
 
-bool sgemm_nn_avx512(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add) {
+bool sgemm_nn_avx512(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                     bool add) {
   return sgemm_panels<Form::kNn>(ctx, c, a, b, m, n, k, add);
 }
 
