@@ -144,12 +144,9 @@ class CachedDecoder {
     const int64_t C = c_.d_model, F = c_.mlp_dim();
     k_.rmsnorm_fwd(ctx_, h_.data(), rstd_.data(), x_.data(), 1, C, float(c_.norm_eps));
     k_.matmul(ctx_, fc_.data(), h_.data(), lw.wfc, 1, c_.mlp_in_rows(), C, false, true, 0.0f);
-    if (c_.mlp == "swiglu")
-      k_.swiglu_fwd(ctx_, act_.data(), fc_.data(), 1, F);
-    else if (c_.mlp == "gelu")
-      k_.gelu_fwd(ctx_, act_.data(), fc_.data(), F);
-    else
-      k_.relu2_fwd(ctx_, act_.data(), fc_.data(), F);
+    if (c_.mlp == "swiglu") k_.swiglu_fwd(ctx_, act_.data(), fc_.data(), 1, F);
+    else if (c_.mlp == "gelu") k_.gelu_fwd(ctx_, act_.data(), fc_.data(), F);
+    else k_.relu2_fwd(ctx_, act_.data(), fc_.data(), F);
     k_.matmul(ctx_, x_.data(), act_.data(), lw.wproj, 1, C, F, false, true, 1.0f);
   }
 

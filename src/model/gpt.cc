@@ -234,8 +234,7 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
     const Operand lnf_r{lnf.f + r0 * C, lnf.h ? lnf.h + r0 * C : nullptr};
     {
       profile::Zone z(profile::kHead);
-      if (packed)
-        k_.matmul_bf16_packed_b(ctx_, logits_.data(), lnf_r.h, head_fwd_b_.data(), rows, V, C, false, 0.0f);
+      if (packed) k_.matmul_bf16_packed_b(ctx_, logits_.data(), lnf_r.h, head_fwd_b_.data(), rows, V, C, false, 0.0f);
       else ops_->mm(logits_.data(), lnf_r, head, rows, V, C, false, true, 0.0f);
     }
     // dL/dlogits, where there is a gradient: the head's backward GEMMs' operand.

@@ -49,20 +49,16 @@ class Bf16Ops final : public PrecisionOps {
     const bool in_up = k_.matmul_bf16_out_relu2 != nullptr, in_down = !in_up && k_.matmul_bf16_relu2;
     {
       profile::Zone z(profile::kMlpUp);
-      if (in_up)
-        k_.matmul_bf16_out_relu2(ctx_, t.fc_h, s.act_h, t.ln2.h, t.wfc.h, t.n, t.f, t.c, false, true);
-      else
-        k_.matmul_bf16_out(ctx_, t.fc_h, t.ln2.h, t.wfc.h, t.n, t.f, t.c, false, true);
+      if (in_up) k_.matmul_bf16_out_relu2(ctx_, t.fc_h, s.act_h, t.ln2.h, t.wfc.h, t.n, t.f, t.c, false, true);
+      else k_.matmul_bf16_out(ctx_, t.fc_h, t.ln2.h, t.wfc.h, t.n, t.f, t.c, false, true);
     }
     if (!in_up && !in_down) {
       profile::Zone z(profile::kRelu2);
       k_.relu2_fwd_bf16(ctx_, s.act_h, t.fc_h, t.n * t.f);
     }
     profile::Zone z(profile::kMlpDown);
-    if (in_down)
-      k_.matmul_bf16_relu2(ctx_, x, t.fc_h, t.wproj.h, t.n, t.c, t.f, false, true, 1.0f, true);
-    else
-      k_.matmul_bf16(ctx_, x, s.act_h, t.wproj.h, t.n, t.c, t.f, false, true, 1.0f);
+    if (in_down) k_.matmul_bf16_relu2(ctx_, x, t.fc_h, t.wproj.h, t.n, t.c, t.f, false, true, 1.0f, true);
+    else k_.matmul_bf16(ctx_, x, s.act_h, t.wproj.h, t.n, t.c, t.f, false, true, 1.0f);
   }
 
   // The down product's weight gradient reads relu2(fc) straight from fc where the backend has
@@ -78,14 +74,10 @@ class Bf16Ops final : public PrecisionOps {
     }
     {
       profile::Zone z(profile::kMlpDown);
-      if (wgrad_fused)
-        k_.matmul_bf16_relu2(ctx_, dwproj, dx.h, t.fc_h, C, F, N, true, false, beta_w, false);
-      else
-        k_.matmul_bf16(ctx_, dwproj, dx.h, s.act_h, C, F, N, true, false, beta_w);
-      if (dgrad_fused)
-        k_.matmul_bf16_out_relu2_bwd(ctx_, s.act_h, t.fc_h, dx.h, t.wproj.h, N, F, C, false, false);
-      else
-        k_.matmul_bf16_out(ctx_, s.dact_h, dx.h, t.wproj.h, N, F, C, false, false);
+      if (wgrad_fused) k_.matmul_bf16_relu2(ctx_, dwproj, dx.h, t.fc_h, C, F, N, true, false, beta_w, false);
+      else k_.matmul_bf16(ctx_, dwproj, dx.h, s.act_h, C, F, N, true, false, beta_w);
+      if (dgrad_fused) k_.matmul_bf16_out_relu2_bwd(ctx_, s.act_h, t.fc_h, dx.h, t.wproj.h, N, F, C, false, false);
+      else k_.matmul_bf16_out(ctx_, s.dact_h, dx.h, t.wproj.h, N, F, C, false, false);
     }
     if (!dgrad_fused) {
       profile::Zone z(profile::kRelu2);  // straight into the GEMM operand

@@ -48,8 +48,7 @@ class Fp32Ops final : public PrecisionOps {
       activation(s.act, t);
     }
     profile::Zone z(profile::kMlpDown);
-    if (fused)
-      k_.matmul_relu2(ctx_, x, t.fc, t.wproj.f, t.n, t.c, t.f, false, true, 1.0f, true);
+    if (fused) k_.matmul_relu2(ctx_, x, t.fc, t.wproj.f, t.n, t.c, t.f, false, true, 1.0f, true);
     else mm(x, {s.act, nullptr}, t.wproj, t.n, t.c, t.f, false, true, 1.0f);
   }
 

@@ -161,8 +161,7 @@ void newton_schulz(const KernelTable& k, const ExecContext& ctx, float* x, float
       newton_schulz_gram_step(k, ctx, a, b, r, m, last, ns_poly(coeffs, it));  // P into b; G' into a
       float* dst = last ? a : r;  // the last step's product goes to a: G is no longer needed
       if (it == 0) std::memcpy(dst, b, size_t(m * m) * sizeof(float));
-      else
-        symmetric_product(k, ctx, dst, b, q, m);  // P (P_{it-1} ... P0)
+      else symmetric_product(k, ctx, dst, b, q, m);  // P (P_{it-1} ... P0)
       if (!last) std::swap(q, r);
     }
     k.matmul(ctx, y, a, x, m, n, m, false, false, 0.0f);  // X = (P_{steps-1} ... P0) X0
@@ -218,8 +217,7 @@ float* Optimizer::orthogonalize(MuonScratch& sc, float* u, int64_t rows, int64_t
     MuonZone zone(main_thread, profile::kNewtonSchulz, "newton-schulz");
     if (cfg_.bf16_newton_schulz)
       sc.ns_bf16.run(k_, ctx, sc.x.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps, coeffs);
-    else
-      newton_schulz(k_, ctx, sc.x.data(), sc.y.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps, coeffs);
+    else newton_schulz(k_, ctx, sc.x.data(), sc.y.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps, coeffs);
   }
   if (!tall) return sc.x.data();
   MuonZone zone(main_thread, profile::kMuon, "muon momentum");
@@ -243,10 +241,8 @@ void Optimizer::muon_update(MuonScratch& sc, float* p, const float* g, float* bu
   if (cfg_.muon_renorm) scale_to_frobenius(upd, n, std::sqrt(double(std::min(rows, cols))), ctx.threads());
   if (cfg_.normuon) normuon_normalize(upd, v2, rows, cols, float(cfg_.normuon_beta2), ctx.threads());
   const float lr = st.lr * std::sqrt(std::max(1.0f, float(rows) / float(cols)));
-  if (st.wd == 0)
-    k_.axpby(ctx, p, upd, n, -lr, 1.0f);
-  else
-    muon_apply(p, upd, n, lr, st.wd, cfg_.cautious_wd, ctx.threads());
+  if (st.wd == 0) k_.axpby(ctx, p, upd, n, -lr, 1.0f);
+  else muon_apply(p, upd, n, lr, st.wd, cfg_.cautious_wd, ctx.threads());
 }
 
 void Optimizer::muon_step(ParamArena& params, const ParamArena& grads, const MuonStep& st) {

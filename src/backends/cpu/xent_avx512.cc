@@ -146,14 +146,10 @@ void xent_by_cap(const ExecContext& ctx, float* logits, float* losses, const int
                  float cap, float grad_scale, uint16_t* dlog) {
   // No soft-cap (cap 0): xent_cpu.cc's pass, which takes that case (no tanh to save lanes on).
   if (cap <= 0.0f) {
-    if (dlog)
-      softcap_xent_bf16_avx2(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
-    else
-      softcap_xent(ctx, logits, losses, targets, rows, V, cap, grad_scale);
-  } else if (cap <= kXentShiftByCapMax)
-    xent<true>(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
-  else
-    xent<false>(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
+    if (dlog) softcap_xent_bf16_avx2(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
+    else softcap_xent(ctx, logits, losses, targets, rows, V, cap, grad_scale);
+  } else if (cap <= kXentShiftByCapMax) xent<true>(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
+  else xent<false>(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
 }
 
 }  // namespace

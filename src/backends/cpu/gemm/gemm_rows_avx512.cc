@@ -280,12 +280,9 @@ bool gemm_rows_bf16_avx512(const ExecContext& ctx, uint16_t* c, uint16_t* act, c
                            const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   if (ta || m < 1 || n < 1 || k < 2 || k % 2 != 0 || (act && inp)) return false;
   const Out out{c, act, inp, n, false};
-  if (inp)
-    run<Epilogue::kRelu2Bwd>(ctx, out, a, b, m, n, k, tb);
-  else if (act)
-    run<Epilogue::kBf16Relu2>(ctx, out, a, b, m, n, k, tb);
-  else
-    run<Epilogue::kBf16>(ctx, out, a, b, m, n, k, tb);
+  if (inp) run<Epilogue::kRelu2Bwd>(ctx, out, a, b, m, n, k, tb);
+  else if (act) run<Epilogue::kBf16Relu2>(ctx, out, a, b, m, n, k, tb);
+  else run<Epilogue::kBf16>(ctx, out, a, b, m, n, k, tb);
   return true;
 }
 
