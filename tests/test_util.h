@@ -1,21 +1,41 @@
 // SPDX-License-Identifier: MIT
 // Shared helpers for the tests: seeded random data and error measures.
 #pragma once
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/check.h"
 #include "core/rng.h"
+#include "kernels/exec.h"
 
 namespace nt::test {
+
+// A context of `threads` threads for the tests' op calls: one per count, kept for the test
+// binary's life (its workspace stays warm, as a model's does).
+inline const ExecContext& ctx_for(int threads) {
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<ExecContext>> contexts;
+  const std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<ExecContext>& c = contexts[threads];
+  if (!c) c = std::make_unique<ExecContext>(threads);
+  return *c;
+}
+// The context of OpenMP's current thread count: the tests that vary the count with
+// omp_set_num_threads get a context of that many threads.
+inline const ExecContext& test_ctx() { return ctx_for(omp_get_max_threads()); }
 
 inline std::vector<double> randn(size_t n, uint64_t seed, double scale = 1.0) {
   Rng r(seed);
@@ -87,3 +107,8 @@ inline std::string error_of(const std::function<void()>& f) {
 }
 
 }  // namespace nt::test
+
+namespace nt {
+using test::ctx_for;
+using test::test_ctx;
+}  // namespace nt

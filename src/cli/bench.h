@@ -132,6 +132,7 @@ class KernelRows {
   double time(const std::function<void()>& fn) const { return time_calls(fn, quick_); }
 
   const KernelTable& k;
+  const ExecContext ctx;  // the machine's thread count (bench's --threads)
   const Backend::AltGemm* onednn;
   const Peaks& peaks;
   const int64_t B, N, C, F, V, H, KVH, D, T, R;  // R: the head's chunk of rows

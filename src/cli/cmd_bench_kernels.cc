@@ -7,12 +7,14 @@
 #include "cli/bench.h"
 #include "core/check.h"
 #include "core/files.h"
+#include "core/system.h"
 #include "model/gpt.h"
 
 namespace nt::cli::bench {
 
 KernelRows::KernelRows(const Machine& m, const ModelConfig& c, int64_t batch, const Peaks& p, bool quick)
     : k(*m.kernels),
+      ctx(m.threads > 0 ? m.threads : job_threads()),
       onednn(m.onednn),
       peaks(p),
       B(batch),
@@ -26,13 +28,21 @@ KernelRows::KernelRows(const Machine& m, const ModelConfig& c, int64_t batch, co
       T(c.seq_len),
       R(std::min(N, head_chunk_rows(V))),
       big(size_t(std::max({N * F, R * V, F * C, V * C}))),
-      a{big}, b{big}, cbuf{big}, d{big}, e{big}, g{big}, rstd{size_t(N)},
-      ah{big}, bh{big}, ch{big},
+      a{big},
+      b{big},
+      cbuf{big},
+      d{big},
+      e{big},
+      g{big},
+      rstd{size_t(N)},
+      ah{big},
+      bh{big},
+      ch{big},
       quick_(quick) {
   fill_rand(a.data(), big, 1), fill_rand(b.data(), big, 2), fill_rand(cbuf.data(), big, 3);
   fill_rand(d.data(), big, 4), fill_rand(e.data(), big, 5);
-  k.to_bf16(ah.data(), a.data(), int64_t(big));
-  k.to_bf16(bh.data(), b.data(), int64_t(big));
+  k.to_bf16(ctx, ah.data(), a.data(), int64_t(big));
+  k.to_bf16(ctx, bh.data(), b.data(), int64_t(big));
 }
 
 // Each row: one call's FLOPs and compulsory bytes (operands read once, results written once),
@@ -71,42 +81,47 @@ struct Mm {
 // the relu² epilogues and prologue) and oneDNN's GEMM beside ours where ours takes it.
 void bench_matmul_variants(KernelRows& r, const Mm& s, double fl, double bf16_bytes, double bf16_c_bytes) {
   const KernelTable& k = r.k;
+  const ExecContext& ctx = r.ctx;
   const double pbf16 = r.peaks.bf16_gflops;
   const bool bf16 = r.peaks.bf16, amx = r.peaks.amx;
   auto& cbuf = r.cbuf;
   auto &ah = r.ah, &bh = r.bh;
   char name[96];
   if (s.head_b && k.matmul_bf16_packed_b) {  // the product alone, B packed beforehand
-    Buffer<uint16_t> packed(size_t(k.packed_b_bf16_size(s.n, s.k)));
-    k.pack_b_bf16(packed.data(), bh.data(), s.n, s.k, s.tb);
+    Buffer<uint16_t> packed(size_t(k.packed_b_bf16_size(ctx, s.n, s.k)));
+    k.pack_b_bf16(ctx, packed.data(), bh.data(), s.n, s.k, s.tb);
     std::snprintf(name, sizeof name, "  B packed once: %s", s.what);
-    r.report(name, r.time([&] { k.matmul_bf16_packed_b(cbuf.data(), ah.data(), packed.data(), s.m, s.n, s.k, s.ta, 0.0f); }),
+    r.report(name, r.time([&] {
+      k.matmul_bf16_packed_b(ctx, cbuf.data(), ah.data(), packed.data(), s.m, s.n, s.k, s.ta, 0.0f);
+    }),
              fl, bf16_bytes, pbf16);
   }
   if (s.bf16_out) {  // as the bf16 step runs it: C rounded to bf16 as it is written
     std::snprintf(name, sizeof name, "  bf16 C: %s", s.what);
     r.report(name, r.time([&] {
-               k.matmul_bf16_out(reinterpret_cast<uint16_t*>(cbuf.data()), ah.data(), bh.data(), s.m, s.n, s.k, s.ta,
-                                 s.tb);
-             }),
+      k.matmul_bf16_out(ctx, reinterpret_cast<uint16_t*>(cbuf.data()), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
+    }),
              fl, bf16_c_bytes, pbf16);
   }
   uint16_t* const c_h = reinterpret_cast<uint16_t*>(cbuf.data());
   uint16_t* const act_h = c_h + s.m * s.n;  // (cbuf holds m n floats: room for two bf16 C)
   if (s.bf16_out && s.tb && k.matmul_bf16_out_relu2) {  // the up product writing relu²(fc) too
     std::snprintf(name, sizeof name, "  bf16 C + relu2: %s", s.what);
-    r.report(name, r.time([&] { k.matmul_bf16_out_relu2(c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
+    r.report(name,
+             r.time([&] { k.matmul_bf16_out_relu2(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
              fl, bf16_bytes, pbf16);
   }
   if (s.bf16_out && !s.tb && k.matmul_bf16_out_relu2_bwd) {  // relu²'s gradient out of the product
     std::snprintf(name, sizeof name, "  bf16 C + relu2 bwd: %s", s.what);
-    r.report(name,
-             r.time([&] { k.matmul_bf16_out_relu2_bwd(c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
+    r.report(name, r.time([&] {
+      k.matmul_bf16_out_relu2_bwd(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
+    }),
              fl, bf16_bytes, pbf16);
   }
   if (s.bf16_out && bf16 && !amx && r.onednn) {  // our GEMM takes these: oneDNN's beside it
     std::snprintf(name, sizeof name, "  oneDNN bf16 C: %s", s.what);
-    r.report(name, r.time([&] { r.onednn->matmul_bf16_out(c_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
+    r.report(name,
+             r.time([&] { r.onednn->matmul_bf16_out(r.ctx, c_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
              fl, bf16_c_bytes, pbf16);
   }
   // As the bf16 step runs it: relu²(fc) read as it is packed (the down product's forward only
@@ -114,15 +129,15 @@ void bench_matmul_variants(KernelRows& r, const Mm& s, double fl, double bf16_by
   if (s.relu2 && k.matmul_bf16_relu2 && (s.ta || !k.matmul_bf16_out_relu2)) {
     std::snprintf(name, sizeof name, "  relu2(%s) read: %s", s.ta ? "B" : "A", s.what);
     r.report(name, r.time([&] {
-               k.matmul_bf16_relu2(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f, !s.ta);
-             }),
+      k.matmul_bf16_relu2(ctx, cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f, !s.ta);
+    }),
              fl, bf16_bytes, pbf16);
   }
   if ((amx || bf16) && r.onednn) {  // our GEMMs take some of these products: oneDNN's beside them
     std::snprintf(name, sizeof name, "  oneDNN bf16 %s", s.what);
     r.report(name, r.time([&] {
-               r.onednn->matmul_bf16(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f);
-             }),
+      r.onednn->matmul_bf16(r.ctx, cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f);
+    }),
              fl, bf16_bytes, pbf16);
   }
 }
@@ -131,6 +146,7 @@ void bench_matmul_variants(KernelRows& r, const Mm& s, double fl, double bf16_by
 
 void bench_matmuls(KernelRows& r) {
   const KernelTable& k = r.k;
+  const ExecContext& ctx = r.ctx;
   const int64_t N = r.N, C = r.C, F = r.F, V = r.V, R = r.R;
   auto &a = r.a, &b = r.b, &cbuf = r.cbuf;
   auto &ah = r.ah, &bh = r.bh;
@@ -153,12 +169,12 @@ void bench_matmuls(KernelRows& r) {
     const double f32_bytes = 4 * (ab + cn), bf16_bytes = 2 * ab + 4 * cn, bf16_c_bytes = 2 * (ab + cn);
     char name[96];
     std::snprintf(name, sizeof name, "matmul fp32 %s %ldx%ldx%ld", s.what, long(s.m), long(s.n), long(s.k));
-    r.report(name, r.time([&] { k.matmul(cbuf.data(), a.data(), b.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f); }), fl,
+    r.report(name, r.time([&] { k.matmul(ctx, cbuf.data(), a.data(), b.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f); }), fl,
              f32_bytes, r.peaks.fma);
     std::snprintf(name, sizeof name, "matmul bf16 %s %ldx%ldx%ld", s.what, long(s.m), long(s.n), long(s.k));
     r.report(name,
-             r.time([&] { k.matmul_bf16(cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f); }), fl,
-             bf16_bytes, r.peaks.bf16_gflops);
+             r.time([&] { k.matmul_bf16(ctx, cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f); }),
+             fl, bf16_bytes, r.peaks.bf16_gflops);
     bench_matmul_variants(r, s, fl, bf16_bytes, bf16_c_bytes);
   }
 }

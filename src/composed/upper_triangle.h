@@ -6,6 +6,8 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/exec.h"
+
 namespace nt {
 
 // Calls gemm(i0, rows) for each block row [i0, i0 + rows) of an (m, m) upper triangle, whose
@@ -19,6 +21,6 @@ void for_each_upper_block_row(int64_t m, Gemm&& gemm) {
 }
 
 // Copies the strict upper triangle of the (m, m) row-major c below the diagonal.
-void mirror_upper_triangle(float* c, int64_t m);
+void mirror_upper_triangle(const ExecContext& ctx, float* c, int64_t m);
 
 }  // namespace nt

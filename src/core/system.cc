@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -100,6 +101,15 @@ std::string CpuFeatures::describe() const {
   return s.empty() ? "none" : s;
 }
 
+namespace {
+std::atomic<int> g_job_threads{0};  // 0: setup_threads has not run
+}  // namespace
+
+int job_threads() {
+  const int t = g_job_threads.load(std::memory_order_relaxed);
+  return t > 0 ? t : omp_get_max_threads();
+}
+
 int setup_threads(int threads, int slot, int slots) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
@@ -126,6 +136,7 @@ int setup_threads(int threads, int slot, int slots) {
     cpus.resize(std::min(cpus.size(), size_t(per_slot)));
   }
   omp_set_num_threads(threads);
+  g_job_threads.store(threads, std::memory_order_relaxed);
   if (!cpus.empty() && threads <= int(cpus.size())) {
 #pragma omp parallel num_threads(threads)
     {

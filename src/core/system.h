@@ -26,6 +26,10 @@ CpuFeatures cpu_features();
 // processes sharing this machine's cores (ranks of one job), process `slot` takes its own
 // 1/slots of the cores by default, unless its launcher already bound it to fewer than all.
 int setup_threads(int threads, int slot = 0, int slots = 1);
+// The thread count the job's ops run with: setup_threads' once it has run, else OpenMP's default
+// (OMP_NUM_THREADS or every core; tests and tools that never call it). The model, the optimizer
+// and the evaluators build their op contexts (kernels/exec.h) from it.
+int job_threads();
 std::string hostname();
 // The current time in UTC, formatted by strftime (e.g. "%Y-%m-%d").
 std::string utc_time(const char* format);

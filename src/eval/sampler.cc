@@ -37,7 +37,7 @@ uint32_t pick(const float* logits, int64_t V, const SampleOptions& opt, Rng& rng
 // and their gates enter v before it is cached.
 class CachedDecoder {
  public:
-  explicit CachedDecoder(Gpt& m) : m_(m), c_(m.config()), k_(m.kernels()) {
+  explicit CachedDecoder(Gpt& m) : m_(m), c_(m.config()), k_(m.kernels()), ctx_(m.exec()) {
     const int64_t L = c_.depth, T = c_.seq_len, KD = int64_t(c_.n_kv_head) * c_.head_dim, C = c_.d_model;
     kcache_.resize(size_t(L * T * KD));
     vcache_.resize(size_t(L * T * KD));
@@ -58,8 +58,8 @@ class CachedDecoder {
     const float eps = float(c_.norm_eps);
     ModelTensors w = m_.params().views();
     const int32_t id = int32_t(token);
-    k_.embed_fwd(x_.data(), &id, w.wte, 1, C);
-    k_.rmsnorm_fwd(x_.data(), rstd_.data(), x_.data(), 1, C, eps);
+    k_.embed_fwd(ctx_, x_.data(), &id, w.wte, 1, C);
+    k_.rmsnorm_fwd(ctx_, x_.data(), rstd_.data(), x_.data(), 1, C, eps);
     if (c_.smear) smear(w, pos);
     x0_ = x_;
     for (int64_t l = 0; l < c_.depth; ++l) {
@@ -72,8 +72,8 @@ class CachedDecoder {
     }
     if (c_.backout)
       for (int64_t j = 0; j < C; ++j) x_[size_t(j)] -= *w.backout_lambda * xback_[size_t(j)];
-    k_.rmsnorm_fwd(h_.data(), rstd_.data(), x_.data(), 1, C, eps);
-    k_.matmul(logits_.data(), h_.data(), w.lm_head, 1, c_.vocab_size, C, false, true, 0.0f);
+    k_.rmsnorm_fwd(ctx_, h_.data(), rstd_.data(), x_.data(), 1, C, eps);
+    k_.matmul(ctx_, logits_.data(), h_.data(), w.lm_head, 1, c_.vocab_size, C, false, true, 0.0f);
     const float cap = float(c_.softcap);
     if (cap > 0)
       for (auto& z : logits_) z = cap * std::tanh(z / cap);
@@ -101,10 +101,10 @@ class CachedDecoder {
     const LayerTensors& lw = w.layers[size_t(l)];
     float* kc = kcache_.data() + l * T * KD;
     float* vc = vcache_.data() + l * T * KD;
-    k_.rmsnorm_fwd(h_.data(), rstd_.data(), x_.data(), 1, C, eps);
-    k_.matmul(q_.data(), h_.data(), lw.wq, 1, H * D, C, false, true, 0.0f);
-    k_.matmul(kc + pos * KD, h_.data(), lw.wk, 1, KD, C, false, true, 0.0f);
-    k_.matmul(vc + pos * KD, h_.data(), lw.wv, 1, KD, C, false, true, 0.0f);
+    k_.rmsnorm_fwd(ctx_, h_.data(), rstd_.data(), x_.data(), 1, C, eps);
+    k_.matmul(ctx_, q_.data(), h_.data(), lw.wq, 1, H * D, C, false, true, 0.0f);
+    k_.matmul(ctx_, kc + pos * KD, h_.data(), lw.wk, 1, KD, C, false, true, 0.0f);
+    k_.matmul(ctx_, vc + pos * KD, h_.data(), lw.wv, 1, KD, C, false, true, 0.0f);
     if (lw.ve)
       for (int64_t g = 0; g < KVH; ++g) {
         float z = 0;
@@ -114,8 +114,8 @@ class CachedDecoder {
       }
     const float* cs = m_.rope_cos() + pos * half;
     const float* sn = m_.rope_sin() + pos * half;
-    k_.rope_norm_fwd(q_.data(), rstd_.data(), cs, sn, 1, 1, H, D, eps);
-    k_.rope_norm_fwd(kc + pos * KD, rstd_.data(), cs, sn, 1, 1, KVH, D, eps);
+    k_.rope_norm_fwd(ctx_, q_.data(), rstd_.data(), cs, sn, 1, 1, H, D, eps);
+    k_.rope_norm_fwd(ctx_, kc + pos * KD, rstd_.data(), cs, sn, 1, 1, KVH, D, eps);
     const float scale = float(c_.qk_scale * c_.qk_scale) / std::sqrt(float(D));
     const int64_t j0 = std::max<int64_t>(0, pos - c_.attention_window(l));  // the layer's window
     for (int64_t h = 0; h < H; ++h) {
@@ -137,22 +137,23 @@ class CachedDecoder {
         for (int64_t e = 0; e < D; ++e) o[e] += p * vc[j * KD + g * D + e];
       }
     }
-    k_.matmul(x_.data(), att_.data(), lw.wo, 1, C, H * D, false, true, 1.0f);
+    k_.matmul(ctx_, x_.data(), att_.data(), lw.wo, 1, C, H * D, false, true, 1.0f);
   }
 
   void mlp(const LayerTensors& lw) {
     const int64_t C = c_.d_model, F = c_.mlp_dim();
-    k_.rmsnorm_fwd(h_.data(), rstd_.data(), x_.data(), 1, C, float(c_.norm_eps));
-    k_.matmul(fc_.data(), h_.data(), lw.wfc, 1, c_.mlp_in_rows(), C, false, true, 0.0f);
-    if (c_.mlp == "swiglu") k_.swiglu_fwd(act_.data(), fc_.data(), 1, F);
-    else if (c_.mlp == "gelu") k_.gelu_fwd(act_.data(), fc_.data(), F);
-    else k_.relu2_fwd(act_.data(), fc_.data(), F);
-    k_.matmul(x_.data(), act_.data(), lw.wproj, 1, C, F, false, true, 1.0f);
+    k_.rmsnorm_fwd(ctx_, h_.data(), rstd_.data(), x_.data(), 1, C, float(c_.norm_eps));
+    k_.matmul(ctx_, fc_.data(), h_.data(), lw.wfc, 1, c_.mlp_in_rows(), C, false, true, 0.0f);
+    if (c_.mlp == "swiglu") k_.swiglu_fwd(ctx_, act_.data(), fc_.data(), 1, F);
+    else if (c_.mlp == "gelu") k_.gelu_fwd(ctx_, act_.data(), fc_.data(), F);
+    else k_.relu2_fwd(ctx_, act_.data(), fc_.data(), F);
+    k_.matmul(ctx_, x_.data(), act_.data(), lw.wproj, 1, C, F, false, true, 1.0f);
   }
 
   Gpt& m_;
   const ModelConfig& c_;
   const KernelTable& k_;
+  const ExecContext& ctx_;  // the model's: the decoder runs on the thread that drives the model
   std::vector<float> kcache_, vcache_, x_, x0_, xback_, prev_, h_, q_, att_, fc_, act_, scores_, logits_, rstd_;
 };
 

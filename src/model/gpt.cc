@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Gpt construction and the forward pass (gpt_backward.cc holds the backward pass).
+#include "model/gpt.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "core/check.h"
-#include "model/gpt.h"
+#include "core/system.h"
 #include "profile/profile.h"
 
 namespace nt {
@@ -17,7 +19,14 @@ void check_precision_supports(const ModelConfig& cfg, Precision precision) {
 }
 
 Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq, Precision precision)
-    : cfg_(cfg), k_(kernels), ops_(PrecisionOps::make(kernels, precision)), max_b_(batch), max_t_(seq), params_(cfg), grads_(cfg) {
+    : cfg_(cfg),
+      k_(kernels),
+      ctx_(job_threads()),
+      ops_(PrecisionOps::make(kernels, ctx_, precision)),
+      max_b_(batch),
+      max_t_(seq),
+      params_(cfg),
+      grads_(cfg) {
   cfg.validate();
   check_precision_supports(cfg, precision);
   NT_CHECK(batch > 0 && seq > 0 && seq <= cfg.seq_len, "bad activation shape B=%d T=%d", batch, seq);
@@ -80,8 +89,8 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
     h3_.resize(size_t(N * KVH * D));
     if (k_.packed_b_bf16_size && k_.pack_b_bf16 && k_.matmul_bf16_packed_b) {
       const int64_t V = cfg.vocab_size;
-      head_fwd_b_.resize(size_t(k_.packed_b_bf16_size(V, C)));
-      head_dgrad_b_.resize(size_t(k_.packed_b_bf16_size(C, V)));
+      head_fwd_b_.resize(size_t(k_.packed_b_bf16_size(ctx_, V, C)));
+      head_dgrad_b_.resize(size_t(k_.packed_b_bf16_size(ctx_, C, V)));
     }
   }
 }
@@ -143,8 +152,8 @@ void Gpt::forward_blocks(const int32_t* inputs, int B, int T) {
   // x = rms(wte[idx]); ln0 keeps the normalised embedding for backward.
   {
     profile::Zone z(profile::kEmbed);
-    k_.embed_fwd(x_.data(), inputs, w.wte, N, C);
-    k_.rmsnorm_fwd(ln0_.data(), rstd0_.data(), x_.data(), N, C, float(cfg_.norm_eps));
+    k_.embed_fwd(ctx_, x_.data(), inputs, w.wte, N, C);
+    k_.rmsnorm_fwd(ctx_, ln0_.data(), rstd0_.data(), x_.data(), N, C, float(cfg_.norm_eps));
     std::copy_n(ln0_.data(), N * C, x_.data());
     smear_fwd(w, B, T);
     if (cfg_.resid_scalars) std::copy_n(x_.data(), N * C, x0_.data());
@@ -182,13 +191,13 @@ void Gpt::forward_layer(int l, const ModelTensors& w, const int32_t* inputs, int
   }
   {
     profile::Zone z(profile::kRope);  // rotary + QK-norm, fused
-    k_.rope_norm_fwd(a.q.data(), a.rstd_q.data(), cos_.data(), sin_.data(), B, T, H, D, eps);
-    k_.rope_norm_fwd(a.k.data(), a.rstd_k.data(), cos_.data(), sin_.data(), B, T, KVH, D, eps);
+    k_.rope_norm_fwd(ctx_, a.q.data(), a.rstd_q.data(), cos_.data(), sin_.data(), B, T, H, D, eps);
+    k_.rope_norm_fwd(ctx_, a.k.data(), a.rstd_k.data(), cos_.data(), sin_.data(), B, T, KVH, D, eps);
     qk_scale_fwd(a, N * HD);
   }
   {
     profile::Zone z(profile::kAttention);
-    ops_->attention_fwd(a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, T, H, KVH, D,
+    ops_->attention_fwd(ctx_, a.att.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), B, T, H, KVH, D,
                         cfg_.attention_window(l));
   }
   {
@@ -217,15 +226,15 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
   const bool packed = head_fwd_b_.size() > 0;
   if (packed) {
     profile::Zone z(profile::kHead);
-    k_.pack_b_bf16(head_fwd_b_.data(), head.h, V, C, true);
-    if (grad_scale != 0.0f) k_.pack_b_bf16(head_dgrad_b_.data(), head.h, C, V, false);
+    k_.pack_b_bf16(ctx_, head_fwd_b_.data(), head.h, V, C, true);
+    if (grad_scale != 0.0f) k_.pack_b_bf16(ctx_, head_dgrad_b_.data(), head.h, C, V, false);
   }
   for (int64_t r0 = 0; r0 < N; r0 += chunk) {
     const int64_t rows = std::min(chunk, N - r0);
     const Operand lnf_r{lnf.f + r0 * C, lnf.h ? lnf.h + r0 * C : nullptr};
     {
       profile::Zone z(profile::kHead);
-      if (packed) k_.matmul_bf16_packed_b(logits_.data(), lnf_r.h, head_fwd_b_.data(), rows, V, C, false, 0.0f);
+      if (packed) k_.matmul_bf16_packed_b(ctx_, logits_.data(), lnf_r.h, head_fwd_b_.data(), rows, V, C, false, 0.0f);
       else ops_->mm(logits_.data(), lnf_r, head, rows, V, C, false, true, 0.0f);
     }
     // dL/dlogits, where there is a gradient: the head's backward GEMMs' operand.
@@ -240,7 +249,8 @@ double Gpt::head_loss(const int32_t* targets, int64_t N, float grad_scale, float
       profile::Zone z(profile::kHead);
       // dW_head += dlogits^T lnf; dlnf = dlogits W_head.
       ops_->mm(g.lm_head, dlogits, lnf_r, V, C, rows, true, false, accumulate || r0 > 0 ? 1.0f : 0.0f);
-      if (packed) k_.matmul_bf16_packed_b(dlnf_.data() + r0 * C, dlogits.h, head_dgrad_b_.data(), rows, C, V, false, 0.0f);
+      if (packed)
+        k_.matmul_bf16_packed_b(ctx_, dlnf_.data() + r0 * C, dlogits.h, head_dgrad_b_.data(), rows, C, V, false, 0.0f);
       else ops_->mm(dlnf_.data() + r0 * C, dlogits, head, rows, C, V, false, false, 0.0f);
     }
   }
@@ -282,7 +292,7 @@ void Gpt::forward_logits(const int32_t* inputs, int B, int T, float* logits) {
   forward_blocks(inputs, B, T);
   const int64_t N = int64_t(B) * T, V = cfg_.vocab_size;
   ModelTensors w = params_.views();
-  k_.matmul(logits, lnf_.data(), w.lm_head, N, V, cfg_.d_model, false, true, 0.0f);
+  k_.matmul(ctx_, logits, lnf_.data(), w.lm_head, N, V, cfg_.d_model, false, true, 0.0f);
   const float cap = float(cfg_.softcap);
   if (cap > 0)
     for (int64_t i = 0; i < N * V; ++i) logits[i] = cap * std::tanh(logits[i] / cap);

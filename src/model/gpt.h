@@ -50,6 +50,7 @@ void check_precision_supports(const ModelConfig& cfg, Precision precision);
 class Gpt {
  public:
   // batch, seq: the largest (B, T) the activation buffers must hold.
+  // Its ops run with a context of job_threads() threads (core/system.h) that the model owns.
   Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
       Precision precision = Precision::kFp32);
   Precision precision() const { return ops_->precision(); }
@@ -58,6 +59,9 @@ class Gpt {
   ParamArena& params() { return params_; }
   ParamArena& grads() { return grads_; }
   const KernelTable& kernels() const { return k_; }
+  // The context the model runs its ops with; callers that run ops on the model's buffers from
+  // the same thread (the sampler, the evaluators) use it too.
+  const ExecContext& exec() const { return ctx_; }
 
   // Forward + backward on one micro-batch; parameter gradients are of (mean loss over valid
   // targets) * grad_scale, and ACCUMULATE into grads(), or with accumulate false overwrite them
@@ -123,6 +127,7 @@ class Gpt {
 
   ModelConfig cfg_;
   const KernelTable& k_;
+  ExecContext ctx_;                    // before ops_, which refers to it
   std::unique_ptr<PrecisionOps> ops_;  // every difference between fp32 and bf16 runs
   int max_b_, max_t_;
   ParamArena params_, grads_;

@@ -25,24 +25,24 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
   if (cfg_.resid_scalars) dx0_.zero();
   for (int l = cfg_.depth - 1; l >= 0; --l) {
     if (cfg_.backout && l == cfg_.backout_layer()) {  // the backout's share, at the residual it read
-      k_.axpby(dx_.data(), xback_.data(), N * C, 1.0f, 1.0f);
+      k_.axpby(ctx_, dx_.data(), xback_.data(), N * C, 1.0f, 1.0f);
       refresh_dx_copy(N);
     }
     backward_layer(l, w, g, inputs, B, T, accumulate);
     resid_mix_bwd(l, w, g, N, accumulate);
   }
-  if (cfg_.resid_scalars) k_.axpby(dx_.data(), dx0_.data(), N * C, 1.0f, 1.0f);  // x0's uses in every mix
+  if (cfg_.resid_scalars) k_.axpby(ctx_, dx_.data(), dx0_.data(), N * C, 1.0f, 1.0f);  // x0's uses in every mix
   smear_bwd(w, g, B, T, accumulate);
   // Embedding: x0 = rms(wte[idx]).
   {
     Zone z(profile::kEmbed);
-    k_.rmsnorm_bwd(dln_.data(), dx_.data(), ln0_.data(), rstd0_.data(), N, C, false);
+    k_.rmsnorm_bwd(ctx_, dln_.data(), dx_.data(), ln0_.data(), rstd0_.data(), N, C, false);
     // (Tied, the head's backward wrote the table's gradient first: the lookup's adds to it.)
     if (!accumulate && !cfg_.tie_embeddings) {  // the scatter-add below starts from zeros
       Zone zero(profile::kZeroGrad);
       std::fill_n(g.wte, int64_t(cfg_.vocab_size) * C, 0.0f);
     }
-    k_.embed_bwd(g.wte, dln_.data(), inputs, N, C);
+    k_.embed_bwd(ctx_, g.wte, dln_.data(), inputs, N, C);
   }
 }
 
@@ -71,14 +71,14 @@ void Gpt::backward_layer(int l, const ModelTensors& w, const ModelTensors& g, co
   }
   {
     Zone z(profile::kAttention);
-    ops_->attention_bwd(dq_.data(), dk_.data(), dv_.data(), datt_.data(), a.q.data(), a.k.data(), a.v.data(),
+    ops_->attention_bwd(ctx_, dq_.data(), dk_.data(), dv_.data(), datt_.data(), a.q.data(), a.k.data(), a.v.data(),
                         a.att.data(), a.lse.data(), B, T, H, KVH, D, cfg_.attention_window(l));
   }
   {
     Zone z(profile::kRope);  // QK-norm + rotary, fused
     qk_scale_bwd(a, N * HD);
-    k_.rope_norm_bwd(dq_.data(), a.q.data(), a.rstd_q.data(), cos_.data(), sin_.data(), B, T, H, D);
-    k_.rope_norm_bwd(dk_.data(), a.k.data(), a.rstd_k.data(), cos_.data(), sin_.data(), B, T, KVH, D);
+    k_.rope_norm_bwd(ctx_, dq_.data(), a.q.data(), a.rstd_q.data(), cos_.data(), sin_.data(), B, T, H, D);
+    k_.rope_norm_bwd(ctx_, dk_.data(), a.k.data(), a.rstd_k.data(), cos_.data(), sin_.data(), B, T, KVH, D);
   }
   value_embed_bwd(l, w, g, inputs, N, accumulate);
   {

@@ -33,7 +33,7 @@ constexpr int kSmearChannels = 24, kVeGateChannels = 12;
 void Gpt::qk_scale_fwd(LayerActs& a, int64_t n) {
   if (cfg_.qk_scale == 1.0) return;
   const float s2 = float(cfg_.qk_scale * cfg_.qk_scale);
-  k_.axpby(a.q.data(), a.q.data(), n, 0.0f, s2);
+  k_.axpby(ctx_, a.q.data(), a.q.data(), n, 0.0f, s2);
 }
 
 // The attention's dq is over s^2 q: the QK-norm's output gradient is s^2 dq, and its saved
@@ -41,8 +41,8 @@ void Gpt::qk_scale_fwd(LayerActs& a, int64_t n) {
 void Gpt::qk_scale_bwd(LayerActs& a, int64_t n) {
   if (cfg_.qk_scale == 1.0) return;
   const double s2 = cfg_.qk_scale * cfg_.qk_scale;
-  k_.axpby(dq_.data(), dq_.data(), n, 0.0f, float(s2));
-  k_.axpby(a.q.data(), a.q.data(), n, 0.0f, float(1.0 / s2));
+  k_.axpby(ctx_, dq_.data(), dq_.data(), n, 0.0f, float(s2));
+  k_.axpby(ctx_, a.q.data(), a.q.data(), n, 0.0f, float(1.0 / s2));
 }
 
 void Gpt::smear_fwd(const ModelTensors& w, int B, int T) {
@@ -93,7 +93,7 @@ void Gpt::resid_mix_fwd(int l, const ModelTensors& w, int64_t N) {
   const int64_t n = N * cfg_.d_model;
   LayerActs& a = acts_[size_t(l)];
   std::copy_n(x_.data(), n, a.xres.data());
-  k_.axpby(x_.data(), x0_.data(), n, w.x0_lambdas[l], w.resid_lambdas[l]);
+  k_.axpby(ctx_, x_.data(), x0_.data(), n, w.x0_lambdas[l], w.resid_lambdas[l]);
 }
 
 // dx_: the gradient of the mixed x, becomes that of the residual before the mix; x0's share
@@ -104,8 +104,8 @@ void Gpt::resid_mix_bwd(int l, const ModelTensors& w, const ModelTensors& g, int
   LayerActs& a = acts_[size_t(l)];
   put(g.resid_lambdas + l, dot(dx_.data(), a.xres.data(), n), accumulate);
   put(g.x0_lambdas + l, dot(dx_.data(), x0_.data(), n), accumulate);
-  k_.axpby(dx0_.data(), dx_.data(), n, w.x0_lambdas[l], 1.0f);
-  k_.axpby(dx_.data(), dx_.data(), n, 0.0f, w.resid_lambdas[l]);
+  k_.axpby(ctx_, dx0_.data(), dx_.data(), n, w.x0_lambdas[l], 1.0f);
+  k_.axpby(ctx_, dx_.data(), dx_.data(), n, 0.0f, w.resid_lambdas[l]);
   refresh_dx_copy(N);
 }
 
@@ -168,7 +168,7 @@ void Gpt::value_embed_dln(int l, const ModelTensors& w, int64_t N) {
 
 void Gpt::backout_fwd(const ModelTensors& w, int64_t N) {
   if (!cfg_.backout) return;
-  k_.axpby(x_.data(), xback_.data(), N * cfg_.d_model, -*w.backout_lambda, 1.0f);
+  k_.axpby(ctx_, x_.data(), xback_.data(), N * cfg_.d_model, -*w.backout_lambda, 1.0f);
 }
 
 // dx_: the gradient of x before the subtraction (the same); xback_ becomes the gradient's share
@@ -177,7 +177,7 @@ void Gpt::backout_bwd(const ModelTensors& w, const ModelTensors& g, int64_t N, b
   if (!cfg_.backout) return;
   const int64_t n = N * cfg_.d_model;
   put(g.backout_lambda, -dot(dx_.data(), xback_.data(), n), accumulate);
-  k_.axpby(xback_.data(), dx_.data(), n, -*w.backout_lambda, 0.0f);
+  k_.axpby(ctx_, xback_.data(), dx_.data(), n, -*w.backout_lambda, 0.0f);
 }
 
 }  // namespace nt

@@ -43,7 +43,8 @@ struct MlpScratch {
 
 class PrecisionOps {
  public:
-  static std::unique_ptr<PrecisionOps> make(const KernelTable& k, Precision p);
+  // The op set runs the table's ops with ctx (the model's context, which outlives it).
+  static std::unique_ptr<PrecisionOps> make(const KernelTable& k, const ExecContext& ctx, Precision p);
   virtual ~PrecisionOps() = default;
   virtual Precision precision() const = 0;
 
@@ -90,8 +91,9 @@ class PrecisionOps {
                        float grad_scale, uint16_t* slot) const = 0;
 
  protected:
-  explicit PrecisionOps(const KernelTable& k) : k_(k) {}
+  PrecisionOps(const KernelTable& k, const ExecContext& ctx) : k_(k), ctx_(ctx) {}
   const KernelTable& k_;
+  const ExecContext& ctx_;
 };
 
 }  // namespace nt

@@ -13,7 +13,7 @@ namespace {
 
 class Bf16Ops final : public PrecisionOps {
  public:
-  explicit Bf16Ops(const KernelTable& k) : PrecisionOps(k) {
+  Bf16Ops(const KernelTable& k, const ExecContext& ctx) : PrecisionOps(k, ctx) {
     NT_CHECK(k.matmul_bf16 && k.matmul_bf16_out && k.to_bf16 && k.to_bf16_rows && k.rmsnorm_fwd_bf16 &&
                  k.rmsnorm_bwd_bf16 && k.relu2_fwd_bf16 && k.relu2_bwd_bf16 && k.softcap_xent_bf16 &&
                  k.attention_fwd_bf16 && k.attention_bwd_bf16,
@@ -25,22 +25,22 @@ class Bf16Ops final : public PrecisionOps {
 
   void mm(float* c, Operand a, Operand b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
           float beta) const override {
-    k_.matmul_bf16(c, a.h, b.h, m, n, k, ta, tb, beta);
+    k_.matmul_bf16(ctx_, c, a.h, b.h, m, n, k, ta, tb, beta);
   }
   Operand pair(const float* f, const uint16_t* h) const override { return {f, h}; }
   Operand convert(uint16_t* slot, const float* x, int64_t n) const override {
-    k_.to_bf16(slot, x, n);
+    k_.to_bf16(ctx_, slot, x, n);
     return {x, slot};
   }
-  void round_weights(uint16_t* wbf, const float* w, int64_t n) const override { k_.to_bf16(wbf, w, n); }
+  void round_weights(uint16_t* wbf, const float* w, int64_t n) const override { k_.to_bf16(ctx_, wbf, w, n); }
 
   void norm_fwd(float* out, uint16_t* out_h, float* rstd, const float* inp, int64_t rows, int64_t dim,
                 float eps) const override {
-    k_.rmsnorm_fwd_bf16(out, out_h, rstd, inp, rows, dim, eps);
+    k_.rmsnorm_fwd_bf16(ctx_, out, out_h, rstd, inp, rows, dim, eps);
   }
   void norm_bwd(float* dinp, uint16_t* dinp_h, const float* dout, const float*, const uint16_t* out_h,
                 const float* rstd, int64_t rows, int64_t dim, bool accumulate) const override {
-    k_.rmsnorm_bwd_bf16(dinp, dinp_h, dout, out_h, rstd, rows, dim, accumulate);
+    k_.rmsnorm_bwd_bf16(ctx_, dinp, dinp_h, dout, out_h, rstd, rows, dim, accumulate);
   }
 
   // The activation comes out of the up product's epilogue where the backend has it, else the
@@ -49,16 +49,16 @@ class Bf16Ops final : public PrecisionOps {
     const bool in_up = k_.matmul_bf16_out_relu2 != nullptr, in_down = !in_up && k_.matmul_bf16_relu2;
     {
       profile::Zone z(profile::kMlpUp);
-      if (in_up) k_.matmul_bf16_out_relu2(t.fc_h, s.act_h, t.ln2.h, t.wfc.h, t.n, t.f, t.c, false, true);
-      else k_.matmul_bf16_out(t.fc_h, t.ln2.h, t.wfc.h, t.n, t.f, t.c, false, true);
+      if (in_up) k_.matmul_bf16_out_relu2(ctx_, t.fc_h, s.act_h, t.ln2.h, t.wfc.h, t.n, t.f, t.c, false, true);
+      else k_.matmul_bf16_out(ctx_, t.fc_h, t.ln2.h, t.wfc.h, t.n, t.f, t.c, false, true);
     }
     if (!in_up && !in_down) {
       profile::Zone z(profile::kRelu2);
-      k_.relu2_fwd_bf16(s.act_h, t.fc_h, t.n * t.f);
+      k_.relu2_fwd_bf16(ctx_, s.act_h, t.fc_h, t.n * t.f);
     }
     profile::Zone z(profile::kMlpDown);
-    if (in_down) k_.matmul_bf16_relu2(x, t.fc_h, t.wproj.h, t.n, t.c, t.f, false, true, 1.0f, true);
-    else k_.matmul_bf16(x, s.act_h, t.wproj.h, t.n, t.c, t.f, false, true, 1.0f);
+    if (in_down) k_.matmul_bf16_relu2(ctx_, x, t.fc_h, t.wproj.h, t.n, t.c, t.f, false, true, 1.0f, true);
+    else k_.matmul_bf16(ctx_, x, s.act_h, t.wproj.h, t.n, t.c, t.f, false, true, 1.0f);
   }
 
   // The down product's weight gradient reads relu2(fc) straight from fc where the backend has
@@ -70,22 +70,22 @@ class Bf16Ops final : public PrecisionOps {
     const bool wgrad_fused = k_.matmul_bf16_relu2 != nullptr, dgrad_fused = k_.matmul_bf16_out_relu2_bwd != nullptr;
     if (!wgrad_fused) {
       profile::Zone z(profile::kRelu2);
-      k_.relu2_fwd_bf16(s.act_h, t.fc_h, N * F);
+      k_.relu2_fwd_bf16(ctx_, s.act_h, t.fc_h, N * F);
     }
     {
       profile::Zone z(profile::kMlpDown);
-      if (wgrad_fused) k_.matmul_bf16_relu2(dwproj, dx.h, t.fc_h, C, F, N, true, false, beta_w, false);
-      else k_.matmul_bf16(dwproj, dx.h, s.act_h, C, F, N, true, false, beta_w);
-      if (dgrad_fused) k_.matmul_bf16_out_relu2_bwd(s.act_h, t.fc_h, dx.h, t.wproj.h, N, F, C, false, false);
-      else k_.matmul_bf16_out(s.dact_h, dx.h, t.wproj.h, N, F, C, false, false);
+      if (wgrad_fused) k_.matmul_bf16_relu2(ctx_, dwproj, dx.h, t.fc_h, C, F, N, true, false, beta_w, false);
+      else k_.matmul_bf16(ctx_, dwproj, dx.h, s.act_h, C, F, N, true, false, beta_w);
+      if (dgrad_fused) k_.matmul_bf16_out_relu2_bwd(ctx_, s.act_h, t.fc_h, dx.h, t.wproj.h, N, F, C, false, false);
+      else k_.matmul_bf16_out(ctx_, s.dact_h, dx.h, t.wproj.h, N, F, C, false, false);
     }
     if (!dgrad_fused) {
       profile::Zone z(profile::kRelu2);  // straight into the GEMM operand
-      k_.relu2_bwd_bf16(s.act_h, s.dact_h, t.fc_h, N * F);
+      k_.relu2_bwd_bf16(ctx_, s.act_h, s.dact_h, t.fc_h, N * F);
     }
     profile::Zone z(profile::kMlpUp);
-    k_.matmul_bf16(dwfc, s.act_h, t.ln2.h, F, C, N, true, false, beta_w);
-    k_.matmul_bf16(dln, s.act_h, t.wfc.h, N, C, F, false, false, 0.0f);
+    k_.matmul_bf16(ctx_, dwfc, s.act_h, t.ln2.h, F, C, N, true, false, beta_w);
+    k_.matmul_bf16(ctx_, dln, s.act_h, t.wfc.h, N, C, F, false, false, 0.0f);
   }
 
   // Where Wq, Wk, Wv lie back to back (so do their gradients and bf16 copies), dq, dk, dv side by
@@ -96,27 +96,29 @@ class Bf16Ops final : public PrecisionOps {
     const bool adjacent = g.wk.h == g.wq.h + g.hd * C && g.wv.h == g.wk.h + g.kd * C && g.dwk == g.dwq + g.hd * C &&
                           g.dwv == g.dwk + g.kd * C;
     if (!adjacent) return PrecisionOps::qkv_bwd(dln, g, beta_w);
-    k_.to_bf16_rows(g.slot_q, Q, g.dq, g.n, g.hd);
-    k_.to_bf16_rows(g.slot_q + g.hd, Q, g.dk, g.n, g.kd);
-    k_.to_bf16_rows(g.slot_q + g.hd + g.kd, Q, g.dv, g.n, g.kd);
-    k_.matmul_bf16(g.dwq, g.slot_q, g.ln1.h, Q, C, g.n, true, false, beta_w);
-    k_.matmul_bf16(dln, g.slot_q, g.wq.h, g.n, C, Q, false, false, 0.0f);
+    k_.to_bf16_rows(ctx_, g.slot_q, Q, g.dq, g.n, g.hd);
+    k_.to_bf16_rows(ctx_, g.slot_q + g.hd, Q, g.dk, g.n, g.kd);
+    k_.to_bf16_rows(ctx_, g.slot_q + g.hd + g.kd, Q, g.dv, g.n, g.kd);
+    k_.matmul_bf16(ctx_, g.dwq, g.slot_q, g.ln1.h, Q, C, g.n, true, false, beta_w);
+    k_.matmul_bf16(ctx_, dln, g.slot_q, g.wq.h, g.n, C, Q, false, false, 0.0f);
   }
 
   // With a gradient, dL/dlogits goes straight into the bf16 operand of the head's backward GEMMs.
   Operand xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t v, float cap,
                float grad_scale, uint16_t* slot) const override {
     if (grad_scale == 0.0f) {
-      k_.softcap_xent(logits, losses, targets, rows, v, cap, 0.0f);
+      k_.softcap_xent(ctx_, logits, losses, targets, rows, v, cap, 0.0f);
       return {};
     }
-    k_.softcap_xent_bf16(logits, losses, targets, rows, v, cap, grad_scale, slot);
+    k_.softcap_xent_bf16(ctx_, logits, losses, targets, rows, v, cap, grad_scale, slot);
     return {nullptr, slot};
   }
 };
 
 }  // namespace
 
-std::unique_ptr<PrecisionOps> make_bf16_ops(const KernelTable& k) { return std::make_unique<Bf16Ops>(k); }
+std::unique_ptr<PrecisionOps> make_bf16_ops(const KernelTable& k, const ExecContext& ctx) {
+  return std::make_unique<Bf16Ops>(k, ctx);
+}
 
 }  // namespace nt

@@ -6,13 +6,13 @@
 
 namespace nt {
 
-std::unique_ptr<PrecisionOps> make_bf16_ops(const KernelTable& k);  // precision_ops_bf16.cc
+std::unique_ptr<PrecisionOps> make_bf16_ops(const KernelTable& k, const ExecContext& ctx);  // precision_ops_bf16.cc
 
 namespace {
 
 class Fp32Ops final : public PrecisionOps {
  public:
-  explicit Fp32Ops(const KernelTable& k) : PrecisionOps(k) {
+  Fp32Ops(const KernelTable& k, const ExecContext& ctx) : PrecisionOps(k, ctx) {
     attention_fwd = k.attention_fwd;
     attention_bwd = k.attention_bwd;
   }
@@ -20,7 +20,7 @@ class Fp32Ops final : public PrecisionOps {
 
   void mm(float* c, Operand a, Operand b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
           float beta) const override {
-    k_.matmul(c, a.f, b.f, m, n, k, ta, tb, beta);
+    k_.matmul(ctx_, c, a.f, b.f, m, n, k, ta, tb, beta);
   }
   Operand pair(const float* f, const uint16_t*) const override { return {f, nullptr}; }
   Operand convert(uint16_t*, const float* x, int64_t) const override { return {x, nullptr}; }
@@ -28,11 +28,11 @@ class Fp32Ops final : public PrecisionOps {
 
   void norm_fwd(float* out, uint16_t*, float* rstd, const float* inp, int64_t rows, int64_t dim,
                 float eps) const override {
-    k_.rmsnorm_fwd(out, rstd, inp, rows, dim, eps);
+    k_.rmsnorm_fwd(ctx_, out, rstd, inp, rows, dim, eps);
   }
   void norm_bwd(float* dinp, uint16_t*, const float* dout, const float* out, const uint16_t*, const float* rstd,
                 int64_t rows, int64_t dim, bool accumulate) const override {
-    k_.rmsnorm_bwd(dinp, dout, out, rstd, rows, dim, accumulate);
+    k_.rmsnorm_bwd(ctx_, dinp, dout, out, rstd, rows, dim, accumulate);
   }
 
   // relu2(fc) is read straight from fc by the down product where the backend has that fused op,
@@ -48,7 +48,7 @@ class Fp32Ops final : public PrecisionOps {
       activation(s.act, t);
     }
     profile::Zone z(profile::kMlpDown);
-    if (fused) k_.matmul_relu2(x, t.fc, t.wproj.f, t.n, t.c, t.f, false, true, 1.0f, true);
+    if (fused) k_.matmul_relu2(ctx_, x, t.fc, t.wproj.f, t.n, t.c, t.f, false, true, 1.0f, true);
     else mm(x, {s.act, nullptr}, t.wproj, t.n, t.c, t.f, false, true, 1.0f);
   }
 
@@ -68,9 +68,15 @@ class Fp32Ops final : public PrecisionOps {
     {
       profile::Zone z(profile::kRelu2);
       switch (t.act) {
-        case MlpAct::kRelu2: k_.relu2_bwd(s.dact, s.dact, t.fc, N * F); break;
-        case MlpAct::kGelu: k_.gelu_bwd(s.dact, s.dact, t.fc, N * F); break;
-        case MlpAct::kSwiglu: k_.swiglu_bwd(s.act, s.dact, t.fc, N, F), dfc = s.act; break;
+        case MlpAct::kRelu2:
+          k_.relu2_bwd(ctx_, s.dact, s.dact, t.fc, N * F);
+          break;
+        case MlpAct::kGelu:
+          k_.gelu_bwd(ctx_, s.dact, s.dact, t.fc, N * F);
+          break;
+        case MlpAct::kSwiglu:
+          k_.swiglu_bwd(ctx_, s.act, s.dact, t.fc, N, F), dfc = s.act;
+          break;
       }
     }
     profile::Zone z(profile::kMlpUp);
@@ -80,7 +86,7 @@ class Fp32Ops final : public PrecisionOps {
 
   Operand xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t v, float cap,
                float grad_scale, uint16_t*) const override {
-    k_.softcap_xent(logits, losses, targets, rows, v, cap, grad_scale);  // the gradient over logits
+    k_.softcap_xent(ctx_, logits, losses, targets, rows, v, cap, grad_scale);  // the gradient over logits
     return {logits, nullptr};
   }
 
@@ -88,9 +94,15 @@ class Fp32Ops final : public PrecisionOps {
   // act (N, F) = the activation of the pre-activation t.fc.
   void activation(float* act, const MlpTensors& t) const {
     switch (t.act) {
-      case MlpAct::kRelu2: k_.relu2_fwd(act, t.fc, t.n * t.f); break;
-      case MlpAct::kGelu: k_.gelu_fwd(act, t.fc, t.n * t.f); break;
-      case MlpAct::kSwiglu: k_.swiglu_fwd(act, t.fc, t.n, t.f); break;
+      case MlpAct::kRelu2:
+        k_.relu2_fwd(ctx_, act, t.fc, t.n * t.f);
+        break;
+      case MlpAct::kGelu:
+        k_.gelu_fwd(ctx_, act, t.fc, t.n * t.f);
+        break;
+      case MlpAct::kSwiglu:
+        k_.swiglu_fwd(ctx_, act, t.fc, t.n, t.f);
+        break;
     }
   }
 };
@@ -109,9 +121,9 @@ void PrecisionOps::qkv_bwd(float* dln, const QkvGrads& g, float beta_w) const {
   mm(dln, dv, g.wv, g.n, g.c, g.kd, false, false, 1.0f);
 }
 
-std::unique_ptr<PrecisionOps> PrecisionOps::make(const KernelTable& k, Precision p) {
-  if (p == Precision::kBf16) return make_bf16_ops(k);
-  return std::make_unique<Fp32Ops>(k);
+std::unique_ptr<PrecisionOps> PrecisionOps::make(const KernelTable& k, const ExecContext& ctx, Precision p) {
+  if (p == Precision::kBf16) return make_bf16_ops(k, ctx);
+  return std::make_unique<Fp32Ops>(k, ctx);
 }
 
 }  // namespace nt

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/system.h"
 #include "optim/muon_variants.h"
 #include "profile/profile.h"
 
@@ -99,7 +100,7 @@ size_t Optimizer::state_floats(const std::vector<ParamSpec>& specs, int threads,
   // here (the larger) whatever the backend.
   size_t floats = 2 * state_layout(specs, owned, nullptr);
   // (The split assumes no matrix tiles; with them it can differ a little: an estimate.)
-  const int n_threads = threads > 0 ? threads : omp_get_max_threads();
+  const int n_threads = threads > 0 ? threads : job_threads();
   for (const auto& list : split_matrices(specs, n_threads, bf16_newton_schulz, false, owned)) {
     const ScratchSize z = scratch_size(specs, list);
     floats += size_t(2 * z.mat + 2 * z.gram + (bf16_newton_schulz ? 2 * z.mat + (3 * z.gram + 1) / 2 : 0));
@@ -108,20 +109,21 @@ size_t Optimizer::state_floats(const std::vector<ParamSpec>& specs, int threads,
 }
 
 Optimizer::Optimizer(const OptimConfig& cfg, ParamArena& params, const KernelTable& k, const std::vector<bool>& owned)
-    : cfg_(cfg), k_(k) {
+    : cfg_(cfg), k_(k), ctx_(job_threads()) {
   NT_CHECK(owned.empty() || owned.size() == params.specs.size(), "ownership of %zu tensors for %zu", owned.size(),
            params.specs.size());
   size_t floats = params.numel();
   if (owned.empty()) state_offsets_ = params.offsets;
   else floats = state_layout(params.specs, owned, &state_offsets_);
   m_.resize(floats), v_.resize(floats);
-  work_ = split_matrices(params.specs, omp_get_max_threads(), cfg.bf16_newton_schulz, k.bf16_matrix_tiles, owned);
+  work_ = split_matrices(params.specs, ctx_.threads(), cfg.bf16_newton_schulz, k.bf16_matrix_tiles, owned);
   scratch_.resize(work_.size());
   for (size_t t = 0; t < work_.size(); ++t) {
     const ScratchSize z = scratch_size(params.specs, work_[t]);
     MuonScratch& sc = scratch_[t];
     sc.x.resize(size_t(z.mat)), sc.y.resize(size_t(z.mat));
     sc.a.resize(size_t(z.gram)), sc.b.resize(size_t(z.gram));
+    if (work_.size() > 1) sc.own_ctx = std::make_unique<ExecContext>(1);
   }
 }
 
@@ -145,33 +147,33 @@ double newton_schulz_flops(int64_t rows, int64_t cols, int steps, bool gram_when
   return s * (4 * m * m * n + 2 * m * m * m);
 }
 
-void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b, int64_t m, int64_t n, int steps,
-                   NsCoeffs coeffs) {
+void newton_schulz(const KernelTable& k, const ExecContext& ctx, float* x, float* y, float* a, float* b, int64_t m,
+                   int64_t n, int steps, NsCoeffs coeffs) {
   NT_CHECK(m <= n, "newton_schulz wants rows <= cols (%ld, %ld)", long(m), long(n));
-  k.axpby(x, x, m * n, 0.0f, ns_norm_scale(coeffs, std::sqrt(k.sum_squares(x, m * n))));
+  k.axpby(ctx, x, x, m * n, 0.0f, ns_norm_scale(coeffs, std::sqrt(k.sum_squares(ctx, x, m * n))));
   if (steps == 0) return;
   if (newton_schulz_on_gram(m, n)) {
     // a: G; b: P; y holds the product so far, q, and a product's scratch, r (2 m² <= m n).
     float *q = y, *r = y + m * m;
-    k.matmul(a, x, x, m, m, n, false, true, 0.0f);  // G0 = X0 X0^T
+    k.matmul(ctx, a, x, x, m, m, n, false, true, 0.0f);  // G0 = X0 X0^T
     for (int it = 0; it < steps; ++it) {
       const bool last = it + 1 == steps;
-      newton_schulz_gram_step(k, a, b, r, m, last, ns_poly(coeffs, it));  // P into b; G' into a
+      newton_schulz_gram_step(k, ctx, a, b, r, m, last, ns_poly(coeffs, it));  // P into b; G' into a
       float* dst = last ? a : r;  // the last step's product goes to a: G is no longer needed
       if (it == 0) std::memcpy(dst, b, size_t(m * m) * sizeof(float));
-      else symmetric_product(k, dst, b, q, m);  // P (P_{it-1} ... P0)
+      else symmetric_product(k, ctx, dst, b, q, m);  // P (P_{it-1} ... P0)
       if (!last) std::swap(q, r);
     }
-    k.matmul(y, a, x, m, n, m, false, false, 0.0f);  // X = (P_{steps-1} ... P0) X0
+    k.matmul(ctx, y, a, x, m, n, m, false, false, 0.0f);  // X = (P_{steps-1} ... P0) X0
     std::memcpy(x, y, size_t(m * n) * sizeof(float));
     return;
   }
   float *cur = x, *next = y;
   for (int it = 0; it < steps; ++it) {
-    k.matmul(a, cur, cur, m, m, n, false, true, 0.0f);  // A = X X^T      (m, m)
-    symmetric_square(k, b, a, m);                       // A A (A is symmetric)
-    newton_schulz_poly(k, b, a, m, ns_poly(coeffs, it));  // a I + b A + c A A
-    k.matmul(next, b, cur, m, n, m, false, false, 0.0f); // X' = (a I + b A + c A A) X
+    k.matmul(ctx, a, cur, cur, m, m, n, false, true, 0.0f);    // A = X X^T      (m, m)
+    symmetric_square(k, ctx, b, a, m);                         // A A (A is symmetric)
+    newton_schulz_poly(k, ctx, b, a, m, ns_poly(coeffs, it));  // a I + b A + c A A
+    k.matmul(ctx, next, b, cur, m, n, m, false, false, 0.0f);  // X' = (a I + b A + c A A) X
     std::swap(cur, next);
   }
   if (cur != x) std::memcpy(x, cur, size_t(m * n) * sizeof(float));
@@ -202,24 +204,24 @@ float* Optimizer::orthogonalize(MuonScratch& sc, float* u, int64_t rows, int64_t
   const bool tall = rows > cols;
   const int64_t m = tall ? cols : rows, k = tall ? rows : cols;
   const NsCoeffs coeffs = cfg_.ns_coeffs();
+  const ExecContext& ctx = exec(sc);
   if (cfg_.bf16_newton_schulz) {
     MuonZone zone(main_thread, profile::kNewtonSchulz, "newton-schulz");
-    if (sc.ns_bf16.run_one_op(k_, u, tall, sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps, coeffs)) return u;
+    if (sc.ns_bf16.run_one_op(k_, ctx, u, tall, sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps, coeffs)) return u;
   }
   if (tall) {
     MuonZone zone(main_thread, profile::kMuon, "muon momentum");
-    k_.transpose(sc.x.data(), sc.y.data(), rows, cols);
+    k_.transpose(ctx, sc.x.data(), sc.y.data(), rows, cols);
   }
   {
     MuonZone zone(main_thread, profile::kNewtonSchulz, "newton-schulz");
     if (cfg_.bf16_newton_schulz)
-      sc.ns_bf16.run(k_, sc.x.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps, coeffs);
-    else
-      newton_schulz(k_, sc.x.data(), sc.y.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps, coeffs);
+      sc.ns_bf16.run(k_, ctx, sc.x.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps, coeffs);
+    else newton_schulz(k_, ctx, sc.x.data(), sc.y.data(), sc.a.data(), sc.b.data(), m, k, cfg_.ns_steps, coeffs);
   }
   if (!tall) return sc.x.data();
   MuonZone zone(main_thread, profile::kMuon, "muon momentum");
-  k_.transpose(sc.y.data(), sc.x.data(), cols, rows);
+  k_.transpose(ctx, sc.y.data(), sc.x.data(), cols, rows);
   return sc.y.data();
 }
 
@@ -228,18 +230,19 @@ void Optimizer::muon_update(MuonScratch& sc, float* p, const float* g, float* bu
   const int64_t n = rows * cols;
   // buf = mom buf + (1 - mom) g; Nesterov u = mom buf + (1 - mom) g, laid out like p.
   float* u = rows > cols ? sc.y.data() : sc.x.data();
+  const ExecContext& ctx = exec(sc);
   {
     MuonZone zone(main_thread, profile::kMuon, "muon momentum");
-    k_.nesterov(u, buf, g, n, st.momentum);
-    if (cfg_.muon_eq) muon_row_equilibrate(u, rows, cols);
+    k_.nesterov(ctx, u, buf, g, n, st.momentum);
+    if (cfg_.muon_eq) muon_row_equilibrate(u, rows, cols, ctx.threads());
   }
   float* upd = orthogonalize(sc, u, rows, cols, main_thread);
   MuonZone zone(main_thread, profile::kMuon, "muon momentum");
-  if (cfg_.muon_renorm) scale_to_frobenius(upd, n, std::sqrt(double(std::min(rows, cols))));
-  if (cfg_.normuon) normuon_normalize(upd, v2, rows, cols, float(cfg_.normuon_beta2));
+  if (cfg_.muon_renorm) scale_to_frobenius(upd, n, std::sqrt(double(std::min(rows, cols))), ctx.threads());
+  if (cfg_.normuon) normuon_normalize(upd, v2, rows, cols, float(cfg_.normuon_beta2), ctx.threads());
   const float lr = st.lr * std::sqrt(std::max(1.0f, float(rows) / float(cols)));
-  if (st.wd == 0) k_.axpby(p, upd, n, -lr, 1.0f);
-  else muon_apply(p, upd, n, lr, st.wd, cfg_.cautious_wd);
+  if (st.wd == 0) k_.axpby(ctx, p, upd, n, -lr, 1.0f);
+  else muon_apply(p, upd, n, lr, st.wd, cfg_.cautious_wd, ctx.threads());
 }
 
 void Optimizer::muon_step(ParamArena& params, const ParamArena& grads, const MuonStep& st) {
@@ -253,16 +256,14 @@ void Optimizer::muon_step(ParamArena& params, const ParamArena& grads, const Muo
     for (size_t i : work_[0]) update(0, i, true);
     return;
   }
-  // Each thread runs its list with one-thread kernels: omp_set_num_threads(1) applies to this
-  // region's task only, so the kernels' own parallel regions and oneDNN (which builds and runs
-  // its primitives for omp_get_max_threads() threads) stay on the calling thread. A list whose
-  // thread is missing (a smaller team than asked for) is taken by the next one. Exceptions
+  // Each thread runs its list with its list's one-thread context, so the kernels' own parallel
+  // regions and oneDNN stay on the calling thread, each list with a workspace of its own. A list
+  // whose thread is missing (a smaller team than asked for) is taken by the next one. Exceptions
   // cannot leave a parallel region: the first is kept and rethrown after it.
   std::vector<std::exception_ptr> errors(work_.size());
   const size_t lists = work_.size();
 #pragma omp parallel num_threads(int(lists))
   {
-    omp_set_num_threads(1);
     const size_t team = size_t(omp_get_num_threads());
     for (size_t t = size_t(omp_get_thread_num()); t < lists; t += team) {
       try {
@@ -303,7 +304,7 @@ void Optimizer::step(ParamArena& params, const ParamArena& grads, double lrm, do
     const AdamGroup a = cfg_.adam_group(s.group);
     const float bc1 = float(1.0 - std::pow(a.beta1, double(t_)));
     const float bc2 = float(1.0 - std::pow(a.beta2, double(t_)));
-    k_.adamw_step(params.tensor(i), grads.tensor(i), m_.data() + state_offsets_[i], v_.data() + state_offsets_[i],
+    k_.adamw_step(ctx_, params.tensor(i), grads.tensor(i), m_.data() + state_offsets_[i], v_.data() + state_offsets_[i],
                   s.numel(), float(a.lr * cfg_.lr_scale * lrm), float(a.beta1), float(a.beta2), float(cfg_.eps),
                   float(a.wd), bc1, bc2);
   }

@@ -12,11 +12,12 @@
 //    learning rate, betas and decay (OptimConfig::adam_group).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "composed/newton_schulz_bf16.h"
 #include "core/buffer.h"
 #include "kernels/kernels.h"
-#include "composed/newton_schulz_bf16.h"
 #include "model/params.h"
 #include "optim/optim_config.h"
 
@@ -51,7 +52,7 @@ class Optimizer {
   // Bytes of the moments this optimizer holds (m and v, without Muon's scratch).
   size_t state_bytes() const { return (m_.size() + v_.size()) * sizeof(float); }
   // Floats of optimizer state and scratch for the `owned` parameters (empty: all; for the memory
-  // estimate), with Muon's scratch for `threads` threads (<= 0: OpenMP's thread count).
+  // estimate), with Muon's scratch for `threads` threads (<= 0: job_threads()).
   static size_t state_floats(const std::vector<ParamSpec>& specs, int threads = 0, bool bf16_newton_schulz = false,
                              const std::vector<bool>& owned = {});
   // Threads that orthogonalise matrices side by side (1: one matrix at a time, each GEMM on every
@@ -60,9 +61,12 @@ class Optimizer {
 
  private:
   // One thread's Newton-Schulz scratch: x, y (rows * cols), a, b (the smaller side squared).
+  // Its context: with one list, the optimizer's; with several (side by side, one thread each),
+  // a one-thread context with a workspace of its own.
   struct MuonScratch {
     Buffer<float> x, y, a, b;
     NewtonSchulzBf16 ns_bf16;
+    std::unique_ptr<ExecContext> own_ctx;  // null: the optimizer's
   };
   // One step's Muon settings, after the schedules.
   struct MuonStep {
@@ -70,10 +74,12 @@ class Optimizer {
   };
   void muon_update(MuonScratch& s, float* p, const float* g, float* buf, float* v2, int64_t rows, int64_t cols,
                    const MuonStep& st, bool main_thread);
+  const ExecContext& exec(const MuonScratch& s) const { return s.own_ctx ? *s.own_ctx : ctx_; }
   float* orthogonalize(MuonScratch& s, float* u, int64_t rows, int64_t cols, bool main_thread);
   void muon_step(ParamArena& params, const ParamArena& grads, const MuonStep& st);
   OptimConfig cfg_;
   const KernelTable& k_;
+  ExecContext ctx_;  // job_threads() threads: AdamW, and Muon where it runs one matrix at a time
   int64_t t_ = 0;
   static constexpr size_t kNotOwned = ~size_t(0);
   // m_: Adam first moment or Muon momentum; v_: Adam second moment, or NorMuon's for matrices.
@@ -86,8 +92,8 @@ class Optimizer {
 
 // Newton-Schulz orthogonalisation of x (rows, cols) in place, rows <= cols required; y is
 // scratch of rows * cols, a and b of rows * rows.
-void newton_schulz(const KernelTable& k, float* x, float* y, float* a, float* b, int64_t rows, int64_t cols,
-                   int steps, NsCoeffs coeffs = NsCoeffs::kQuintic);
+void newton_schulz(const KernelTable& k, const ExecContext& ctx, float* x, float* y, float* a, float* b, int64_t rows,
+                   int64_t cols, int steps, NsCoeffs coeffs = NsCoeffs::kQuintic);
 // The FLOPs newton_schulz (and NewtonSchulzBf16: the same products) runs on a (rows, cols)
 // matrix, rows <= cols, counting every product whole (the Gram triangles run ~62 % of it).
 // gram_when_long = false: the plain iteration's count even for long matrices (NewtonSchulzBf16

@@ -28,11 +28,11 @@ ParamArena& init_model(Gpt& model, uint64_t seed) {
 // The first parameter whose gradient holds a non-finite value, or "" (and the total norm). Over
 // several ranks (owners not empty) each tensor's sum of squares comes from its owner, the only
 // rank holding its summed gradient; the total adds them in table order, as one process does.
-std::string first_bad_gradient(const KernelTable& k, const ParamArena& grads, double* norm, dist::Comm& c,
-                               const std::vector<int>& owners) {
+std::string first_bad_gradient(const KernelTable& k, const ExecContext& ctx, const ParamArena& grads, double* norm,
+                               dist::Comm& c, const std::vector<int>& owners) {
   std::vector<double> ss(grads.specs.size(), 0.0);
   for (size_t i = 0; i < grads.specs.size(); ++i)
-    if (owners.empty() || owners[i] == c.rank()) ss[i] = k.sum_squares(grads.tensor(i), grads.specs[i].numel());
+    if (owners.empty() || owners[i] == c.rank()) ss[i] = k.sum_squares(ctx, grads.tensor(i), grads.specs[i].numel());
   if (!owners.empty()) c.allreduce_sum(ss.data(), ss.size());  // each entry is one rank's, the rest add 0
   double total = 0;
   std::string bad;
@@ -270,7 +270,7 @@ bool TrainLoop::step(double progress) {
   StepComm sc;
   if (ranks > 1) sum_across_ranks(&loss, sc, compute_s);
   double grad_norm = 0;
-  const std::string bad = first_bad_gradient(*plan_.kernels, model_.grads(), &grad_norm, comm_, owners_);
+  const std::string bad = first_bad_gradient(*plan_.kernels, model_.exec(), model_.grads(), &grad_norm, comm_, owners_);
   if (!std::isfinite(loss) || !bad.empty()) {
     on_non_finite(!std::isfinite(loss) ? strf("the loss is not finite (%g)", loss)
                                        : "the gradient of " + bad + " is not finite");

@@ -36,9 +36,9 @@ void check_attention(const KernelTable& kt, const AttentionCase& cs) {
                              lse.data(), s.B, s.T, s.H, s.KVH, s.D, s.W);
   auto qf = to_f32(q), kf = to_f32(k), vf = to_f32(v), df = to_f32(dout);
   std::vector<float> of(sq), lf(sl), dqf(sq, 7.f), dkf(sk, 7.f), dvf(sk, 7.f);
-  kt.attention_fwd(of.data(), lf.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D, s.W);
-  kt.attention_bwd(dqf.data(), dkf.data(), dvf.data(), df.data(), qf.data(), kf.data(), vf.data(), of.data(), lf.data(),
-                   s.B, s.T, s.H, s.KVH, s.D, s.W);
+  kt.attention_fwd(test_ctx(), of.data(), lf.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH, s.D, s.W);
+  kt.attention_bwd(test_ctx(), dqf.data(), dkf.data(), dvf.data(), df.data(), qf.data(), kf.data(), vf.data(),
+                   of.data(), lf.data(), s.B, s.T, s.H, s.KVH, s.D, s.W);
   const std::string at = std::string(kt.name) + " T " + std::to_string(s.T) + " D " + std::to_string(s.D) + " W " +
                          std::to_string(s.W);
   EXPECT_LT(rel_err(to_f64(of.data(), of.size()), out), 1e-5) << at;
@@ -84,8 +84,8 @@ void check_attention_bf16(const KernelTable& kt, const AttentionCase& cs) {
   for (int64_t off : {int64_t(0), int64_t(1)}) {
     const std::string at_off = at + " offset " + std::to_string(off);
     Buffer<float> got_o(size_t(nq + 1)), got_l(lse.size());
-    kt.attention_fwd_bf16(got_o.data() + off, got_l.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H, s.KVH,
-                          s.D, s.W);
+    kt.attention_fwd_bf16(test_ctx(), got_o.data() + off, got_l.data(), qf.data(), kf.data(), vf.data(), s.B, s.T, s.H,
+                          s.KVH, s.D, s.W);
     const auto o = to_f64(got_o.data() + off, size_t(nq)), l = to_f64(got_l.data(), lse.size());
     // (2e-3: the AVX-512 bf16 kernels' exp, good to 6e-5 before P is rounded to bf16, turns a few
     // of P's roundings the other way; measured up to 1.4e-3 where exp16 gave under 1e-3.)
@@ -95,8 +95,8 @@ void check_attention_bf16(const KernelTable& kt, const AttentionCase& cs) {
     // Backward from the reference's forward, so that only the backward is measured.
     Buffer<float> gq(size_t(nq + 1)), gk(size_t(nk + 1)), gv(size_t(nk + 1));
     for (Buffer<float>* g : {&gq, &gk, &gv}) std::fill_n(g->data(), g->size(), 7.f);
-    kt.attention_bwd_bf16(gq.data() + off, gk.data() + off, gv.data() + off, df.data(), qf.data(), kf.data(), vf.data(),
-             of.data(), lf.data(), s.B, s.T, s.H, s.KVH, s.D, s.W);
+    kt.attention_bwd_bf16(test_ctx(), gq.data() + off, gk.data() + off, gv.data() + off, df.data(), qf.data(),
+                          kf.data(), vf.data(), of.data(), lf.data(), s.B, s.T, s.H, s.KVH, s.D, s.W);
     const auto gdq = to_f64(gq.data() + off, size_t(nq)), gdk = to_f64(gk.data() + off, size_t(nk)),
                gdv = to_f64(gv.data() + off, size_t(nk));
     EXPECT_LT(rel_err(gdq, dq), 4e-3) << at_off;
@@ -135,9 +135,9 @@ void check_full_window_is_causal(const KernelTable& kt, int64_t T) {
     for (int64_t w : {kFullWindow, T, T - 1}) {
       const auto sq = static_cast<size_t>(nq), sk = static_cast<size_t>(nk);
       std::vector<float> o(sq), l(static_cast<size_t>(B * H * T)), dq(sq), dk(sk), dv(sk);
-      fwd(o.data(), l.data(), q.data(), k.data(), v.data(), B, T, H, KVH, D, w);
-      bwd(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), o.data(), l.data(), B, T, H,
-          KVH, D, w);
+      fwd(test_ctx(), o.data(), l.data(), q.data(), k.data(), v.data(), B, T, H, KVH, D, w);
+      bwd(test_ctx(), dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), o.data(), l.data(), B,
+          T, H, KVH, D, w);
       for (auto* x : {&o, &l, &dq, &dk, &dv}) results.push_back(*x);
     }
     for (size_t i = 5; i < results.size(); ++i)
@@ -159,11 +159,11 @@ TEST(KernelAttentionWindow, KeysOutsideTheWindowDoNotCount) {
   const auto q = to_f32(randn(nq, 70)), k = to_f32(randn(nk, 71)), v = to_f32(randn(nk, 72));
   test::for_each_runnable_table([&](const KernelTable& kt) {
     std::vector<float> o(static_cast<size_t>(nq)), o2(o.size()), l(static_cast<size_t>(B * H * T));
-    kt.attention_fwd(o.data(), l.data(), q.data(), k.data(), v.data(), B, T, H, KVH, D, W);
+    kt.attention_fwd(test_ctx(), o.data(), l.data(), q.data(), k.data(), v.data(), B, T, H, KVH, D, W);
     auto v2 = v;
     for (int64_t j = 0; j < 100; ++j)  // keys 0..99 change: only queries up to 99 + W may see them
       for (int64_t e = 0; e < D; ++e) v2[size_t(j * KVH * D + e)] += 1000.0f;
-    kt.attention_fwd(o2.data(), l.data(), q.data(), k.data(), v2.data(), B, T, H, KVH, D, W);
+    kt.attention_fwd(test_ctx(), o2.data(), l.data(), q.data(), k.data(), v2.data(), B, T, H, KVH, D, W);
     for (int64_t t = 0; t < T; ++t)
       for (int64_t e = 0; e < H * D; ++e) {
         const float a = o[size_t(t * H * D + e)], b = o2[size_t(t * H * D + e)];

@@ -6,12 +6,13 @@
 #include <cmath>
 
 #include "backends/cpu/cpu_backend.h"
+#include "composed/newton_schulz_bf16.h"
 #include "core/check.h"
 #include "core/rng.h"
 #include "kernels/kernels.h"
-#include "composed/newton_schulz_bf16.h"
 #include "model/gpt.h"
 #include "optim/optimizer.h"
+#include "test_util.h"
 
 namespace nt {
 namespace {
@@ -66,9 +67,9 @@ TEST(Bf16NewtonSchulz, MatchesFp32WithinBf16Rounding) {
   std::vector<float> x0(size_t(m * n));
   for (auto& v : x0) v = float(r.below(2001)) / 1000.0f - 1.0f;
   std::vector<float> xa = x0, xb = x0, y(size_t(m * n)), a(size_t(m * m)), b(size_t(m * m));
-  newton_schulz(cpu_kernels(), xa.data(), y.data(), a.data(), b.data(), m, n, 5);
+  newton_schulz(cpu_kernels(), test_ctx(), xa.data(), y.data(), a.data(), b.data(), m, n, 5);
   NewtonSchulzBf16 ns;
-  ns.run(cpu_kernels(), xb.data(), a.data(), b.data(), m, n, 5);
+  ns.run(cpu_kernels(), test_ctx(), xb.data(), a.data(), b.data(), m, n, 5);
   double num = 0, den = 0;
   for (size_t i = 0; i < xa.size(); ++i) num += (xa[i] - xb[i]) * double(xa[i] - xb[i]), den += xa[i] * double(xa[i]);
   EXPECT_LT(std::sqrt(num / den), 0.05);  // stated tolerance: 5 % relative (Frobenius)

@@ -43,12 +43,12 @@ TEST_P(KernelElementwise, ToBf16RoundsToNearestEven) {
   for (int64_t n : {int64_t(x.size()), int64_t(17), int64_t(1)}) {
     std::vector<uint16_t> a(static_cast<size_t>(n)), b(static_cast<size_t>(n), 0xdead), c(static_cast<size_t>(n));
     ref::to_bf16(a.data(), x.data(), n);
-    kt().to_bf16(b.data(), x.data(), n);
+    kt().to_bf16(test_ctx(), b.data(), x.data(), n);
     for (int64_t i = 0; i < n; ++i) EXPECT_EQ(a[size_t(i)], b[size_t(i)]) << i << " " << x[size_t(i)];
   }
   const float nan = std::numeric_limits<float>::quiet_NaN();
   uint16_t h = 0;
-  kt().to_bf16(&h, &nan, 1);
+  kt().to_bf16(test_ctx(), &h, &nan, 1);
   EXPECT_TRUE(std::isnan(ref::from_bf16_1(h)));
 }
 
@@ -60,10 +60,10 @@ TEST_P(KernelElementwise, Relu2MatchesTheReference) {
     const std::vector<float> x = to_f32(randn(size_t(n), 73)), dy = to_f32(randn(size_t(n), 74));
     std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n), -7.0f);
     ref::relu2_fwd<float>(want.data(), x.data(), n);
-    k.relu2_fwd(got.data(), x.data(), n);
+    k.relu2_fwd(test_ctx(), got.data(), x.data(), n);
     for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(want[size_t(i)], got[size_t(i)]) << "fwd " << n << " " << i;
     ref::relu2_bwd<float>(want.data(), dy.data(), x.data(), n);
-    k.relu2_bwd(got.data(), dy.data(), x.data(), n);
+    k.relu2_bwd(test_ctx(), got.data(), dy.data(), x.data(), n);
     for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(want[size_t(i)], got[size_t(i)]) << "bwd " << n << " " << i;
   }
 }
@@ -85,10 +85,10 @@ TEST_P(KernelElementwise, Relu2Bf16MatchesTheSpec) {
   for (int64_t n : {int64_t(x.size()), int64_t(45), int64_t(17), int64_t(1)}) {
     std::vector<uint16_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n), 0xdead);
     ref::relu2_fwd_bf16(want.data(), xh.data(), n);
-    k.relu2_fwd_bf16(got.data(), xh.data(), n);
+    k.relu2_fwd_bf16(test_ctx(), got.data(), xh.data(), n);
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(want[size_t(i)], got[size_t(i)]) << "fwd " << i << " " << x[size_t(i)];
     ref::relu2_bwd_bf16(want.data(), dyh.data(), xh.data(), n);
-    k.relu2_bwd_bf16(got.data(), dyh.data(), xh.data(), n);
+    k.relu2_bwd_bf16(test_ctx(), got.data(), dyh.data(), xh.data(), n);
     for (int64_t i = 0; i < n; ++i) {  // as values: a zero gradient may come out as -0
       const float w = ref::from_bf16_1(want[size_t(i)]), g = ref::from_bf16_1(got[size_t(i)]);
       if (std::isnan(w)) ASSERT_TRUE(std::isnan(g)) << "bwd " << i;
@@ -117,7 +117,7 @@ TEST_P(KernelElementwise, ToBf16ThreadedPath) {
   auto bf = to_f32(big);
   std::vector<uint16_t> a(bf.size()), b(bf.size());
   ref::to_bf16(a.data(), bf.data(), int64_t(bf.size()));
-  kt().to_bf16(b.data(), bf.data(), int64_t(bf.size()));
+  kt().to_bf16(test_ctx(), b.data(), bf.data(), int64_t(bf.size()));
   EXPECT_EQ(a, b);
 }
 
@@ -128,7 +128,7 @@ TEST_P(KernelElementwise, ToBf16Rows) {
   std::vector<uint16_t> want(size_t(rows * ld), 0x1234);
   ref::to_bf16_rows(want.data(), ld, x.data(), rows, cols);
   std::vector<uint16_t> got(size_t(rows * ld), 0x1234);
-  kt().to_bf16_rows(got.data(), ld, x.data(), rows, cols);
+  kt().to_bf16_rows(test_ctx(), got.data(), ld, x.data(), rows, cols);
   EXPECT_EQ(got, want);
 }
 
@@ -143,7 +143,7 @@ TEST_P(KernelElementwise, Transpose) {
       const std::vector<float> src = to_f32(randn(rows * cols, 97));
       std::vector<float> want(src.size()), got(src.size() + 1, 7.f);
       ref::transpose(want.data(), src.data(), rows, cols);
-      kt().transpose(got.data(), src.data(), rows, cols);
+      kt().transpose(test_ctx(), got.data(), src.data(), rows, cols);
       EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << rows << "x" << cols << " threads " << threads;
       EXPECT_EQ(got.back(), 7.f) << "wrote past the end: " << rows << "x" << cols;
     }
@@ -158,18 +158,19 @@ TEST_P(KernelElementwise, OptimizerElementwise) {
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = std::abs(randn(1, 100 + uint64_t(i))[0]) * 0.01;
   auto pf = to_f32(p), gf = to_f32(gr), mf = to_f32(m), vf = to_f32(v);
   ref::adamw_step<double>(p.data(), gr.data(), m.data(), v.data(), n, 0.01, 0.8, 0.95, 1e-10, 0.1, 0.2, 0.05);
-  kt().adamw_step(pf.data(), gf.data(), mf.data(), vf.data(), n, 0.01f, 0.8f, 0.95f, 1e-10f, 0.1f, 0.2f, 0.05f);
+  kt().adamw_step(test_ctx(), pf.data(), gf.data(), mf.data(), vf.data(), n, 0.01f, 0.8f, 0.95f, 1e-10f, 0.1f, 0.2f,
+                  0.05f);
   EXPECT_LT(rel_err(to_f64(pf.data(), static_cast<size_t>(n)), p), 1e-6);
   EXPECT_LT(rel_err(to_f64(mf.data(), static_cast<size_t>(n)), m), 1e-6);
   EXPECT_LT(rel_err(to_f64(vf.data(), static_cast<size_t>(n)), v), 1e-6);
   ref::axpby<double>(p.data(), gr.data(), n, 0.3, -1.5);
-  kt().axpby(pf.data(), gf.data(), n, 0.3f, -1.5f);
+  kt().axpby(test_ctx(), pf.data(), gf.data(), n, 0.3f, -1.5f);
   EXPECT_LT(rel_err(to_f64(pf.data(), static_cast<size_t>(n)), p), 1e-6);
-  EXPECT_NEAR(kt().sum_squares(pf.data(), n) / ref::sum_squares<double>(p.data(), n), 1.0, 1e-6);
+  EXPECT_NEAR(kt().sum_squares(test_ctx(), pf.data(), n) / ref::sum_squares<double>(p.data(), n), 1.0, 1e-6);
   Vec u(static_cast<size_t>(n));
   std::vector<float> uf(static_cast<size_t>(n));
   ref::nesterov<double>(u.data(), m.data(), gr.data(), n, 0.95);
-  kt().nesterov(uf.data(), mf.data(), gf.data(), n, 0.95f);
+  kt().nesterov(test_ctx(), uf.data(), mf.data(), gf.data(), n, 0.95f);
   EXPECT_LT(rel_err(to_f64(mf.data(), static_cast<size_t>(n)), m), 1e-6);
   EXPECT_LT(rel_err(to_f64(uf.data(), static_cast<size_t>(n)), u), 1e-6);
 }
@@ -189,7 +190,7 @@ TEST(KernelParity, MirrorUpperTriangle) {
       const std::vector<float> src = to_f32(randn(m * m, 98));
       std::vector<float> got(src.size() + 1, 7.f);
       std::copy(src.begin(), src.end(), got.begin());
-      mirror_upper_triangle(got.data(), m);
+      mirror_upper_triangle(test_ctx(), got.data(), m);
       bool ok = true;
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < m; ++j)

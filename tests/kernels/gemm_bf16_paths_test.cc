@@ -30,8 +30,10 @@ using Vec = std::vector<double>;
 TEST(KernelParity, GemmRowsBf16Declines) {
   NT_NEEDS(CpuIsa::kAvx512Bf16);
   std::vector<uint16_t> a(64 * 64, 0x3f80), c(64 * 64, 0x1234);
-  EXPECT_FALSE(cpu::gemm_rows_bf16_avx512(c.data(), nullptr, nullptr, a.data(), a.data(), 64, 64, 64, true, false));
-  EXPECT_FALSE(cpu::gemm_rows_bf16_avx512(c.data(), nullptr, nullptr, a.data(), a.data(), 64, 64, 63, false, false));
+  EXPECT_FALSE(
+      cpu::gemm_rows_bf16_avx512(test_ctx(), c.data(), nullptr, nullptr, a.data(), a.data(), 64, 64, 64, true, false));
+  EXPECT_FALSE(
+      cpu::gemm_rows_bf16_avx512(test_ctx(), c.data(), nullptr, nullptr, a.data(), a.data(), 64, 64, 63, false, false));
   EXPECT_EQ(c, std::vector<uint16_t>(64 * 64, 0x1234));
 }
 
@@ -53,8 +55,8 @@ TEST(KernelParity, MatmulBf16OurF32GemmPaths) {
     const Buffer<uint16_t> a = randn_bf16(cs.m * cs.k, 94), b = randn_bf16(cs.k * cs.n, 95);
     Buffer<float> c(size_t(cs.m * cs.n + cs.c_offset));
     for (size_t i = 0; i < c.size(); ++i) c[i] = 7.0f;
-    ASSERT_TRUE(
-        cpu::gemm_rows_f32_avx512(c.data() + cs.c_offset, a.data(), b.data(), cs.m, cs.n, cs.k, false, cs.tb, cs.add));
+    ASSERT_TRUE(cpu::gemm_rows_f32_avx512(test_ctx(), c.data() + cs.c_offset, a.data(), b.data(), cs.m, cs.n, cs.k,
+                                          false, cs.tb, cs.add));
     Vec want(size_t(cs.m * cs.n), 7.0);
     ref::matmul_bf16<double>(want.data(), a.data(), b.data(), cs.m, cs.n, cs.k, false, cs.tb, cs.add ? 1.0 : 0.0);
     EXPECT_LT(rel_err(to_f64(c.data() + cs.c_offset, want.size()), want), 1e-5) << what;
@@ -86,7 +88,9 @@ TEST(KernelParity, MatmulBf16OurAtGemm) {
     const Buffer<uint16_t> a = randn_bf16(cs.k * cs.m, 96), b = randn_bf16(cs.k * cs.n, 97);
     Buffer<float> c(size_t(cs.m * cs.n + cs.c_offset + 1));
     for (size_t i = 0; i < c.size(); ++i) c[i] = 7.0f;
-    ASSERT_TRUE(cpu::gemm_at_f32_avx512(c.data() + cs.c_offset, a.data(), b.data(), cs.m, cs.n, cs.k, cs.add)) << what;
+    ASSERT_TRUE(
+        cpu::gemm_at_f32_avx512(test_ctx(), c.data() + cs.c_offset, a.data(), b.data(), cs.m, cs.n, cs.k, cs.add))
+        << what;
     Vec want(size_t(cs.m * cs.n), 7.0);
     ref::matmul_bf16<double>(want.data(), a.data(), b.data(), cs.m, cs.n, cs.k, true, false, cs.add ? 1.0 : 0.0);
     EXPECT_LT(rel_err(to_f64(c.data() + cs.c_offset, want.size()), want), 1e-5) << what;
@@ -97,14 +101,16 @@ TEST(KernelParity, MatmulBf16OurAtGemm) {
     Buffer<uint16_t> act(b.size());
     ref::relu2_fwd_bf16(act.data(), b.data(), int64_t(act.size()));
     std::vector<float> fused(size_t(cs.m * cs.n), 7.0f), composed = fused;
-    ASSERT_TRUE(cpu::gemm_at_f32_avx512(fused.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.add, true)) << what;
-    ASSERT_TRUE(cpu::gemm_at_f32_avx512(composed.data(), a.data(), act.data(), cs.m, cs.n, cs.k, cs.add)) << what;
+    ASSERT_TRUE(cpu::gemm_at_f32_avx512(test_ctx(), fused.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.add, true))
+        << what;
+    ASSERT_TRUE(cpu::gemm_at_f32_avx512(test_ctx(), composed.data(), a.data(), act.data(), cs.m, cs.n, cs.k, cs.add))
+        << what;
     EXPECT_EQ(fused, composed) << what << " relu2(B)";
   }
   std::vector<uint16_t> a(96 * 64, 0x3f80);
   std::vector<float> c(96 * 64, 3.0f);
-  EXPECT_FALSE(cpu::gemm_at_f32_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
-  EXPECT_FALSE(cpu::gemm_at_f32_avx512(c.data(), a.data(), a.data(), 32, 96, 63, false));
+  EXPECT_FALSE(cpu::gemm_at_f32_avx512(test_ctx(), c.data(), a.data(), a.data(), 96, 32, 63, false));
+  EXPECT_FALSE(cpu::gemm_at_f32_avx512(test_ctx(), c.data(), a.data(), a.data(), 32, 96, 63, false));
   EXPECT_EQ(c, std::vector<float>(96 * 64, 3.0f));
 }
 
@@ -164,8 +170,8 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
       if (cs.bf16_out) {
         Buffer<uint16_t> c(size_t(cs.m * cs.ldc));
         std::fill_n(c.data(), c.size(), uint16_t(0x7fc1));  // a NaN: columns past n must keep it
-        ASSERT_TRUE(cpu::matmul_bf16_amx(c.data(), cs.ldc, true, ah.data() + off, bh.data() + off, cs.m, cs.n, cs.k,
-                                         cs.ta, cs.tb, 0.0f));
+        ASSERT_TRUE(cpu::matmul_bf16_amx(test_ctx(), c.data(), cs.ldc, true, ah.data() + off, bh.data() + off, cs.m,
+                                         cs.n, cs.k, cs.ta, cs.tb, 0.0f));
         for (int64_t i = 0; i < cs.m; ++i) {
           for (int64_t j = 0; j < cs.n; ++j) got[size_t(i * cs.n + j)] = ref::from_bf16_1(c[size_t(i * cs.ldc + j)]);
           for (int64_t j = cs.n; j < cs.ldc; ++j) ASSERT_EQ(c[size_t(i * cs.ldc + j)], 0x7fc1) << what;
@@ -174,8 +180,8 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
       } else {
         Buffer<float> c(size_t(cs.m * cs.ldc));
         std::memcpy(c.data(), c0.data(), c0.size() * sizeof(float));
-        ASSERT_TRUE(cpu::matmul_bf16_amx(c.data(), cs.ldc, false, ah.data() + off, bh.data() + off, cs.m, cs.n, cs.k,
-                                         cs.ta, cs.tb, cs.beta));
+        ASSERT_TRUE(cpu::matmul_bf16_amx(test_ctx(), c.data(), cs.ldc, false, ah.data() + off, bh.data() + off, cs.m,
+                                         cs.n, cs.k, cs.ta, cs.tb, cs.beta));
         for (int64_t i = 0; i < cs.m; ++i) {
           for (int64_t j = 0; j < cs.n; ++j) got[size_t(i * cs.n + j)] = c[size_t(i * cs.ldc + j)];
           for (int64_t j = cs.n; j < cs.ldc; ++j) ASSERT_EQ(c[size_t(i * cs.ldc + j)], c0[size_t(i * cs.ldc + j)]) << what;
@@ -187,7 +193,7 @@ TEST(KernelParity, MatmulBf16AmxPaths) {
   // Both operands transposed is not taken: the caller goes to oneDNN.
   Buffer<uint16_t> x(64 * 64);
   Buffer<float> c(64 * 64);
-  EXPECT_FALSE(cpu::matmul_bf16_amx(c.data(), 64, false, x.data(), x.data(), 64, 64, 64, true, true, 0.0f));
+  EXPECT_FALSE(cpu::matmul_bf16_amx(test_ctx(), c.data(), 64, false, x.data(), x.data(), 64, 64, 64, true, true, 0.0f));
 }
 
 }  // namespace

@@ -145,10 +145,18 @@ TEST(KernelParity, SgemmNtNnAtAndGram) {
     float* const cc = c.data() + cs.c_offset;
     bool ran = false;
     switch (cs.form) {
-      case 't': ran = cpu::sgemm_nt_avx512(cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add); break;
-      case 'n': ran = cpu::sgemm_nn_avx512(cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add); break;
-      case 'a': ran = cpu::sgemm_at_avx512(cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add); break;
-      default: ran = cpu::gram_f32_avx512(cc, af.data(), cs.m, cs.k); break;
+      case 't':
+        ran = cpu::sgemm_nt_avx512(test_ctx(), cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add);
+        break;
+      case 'n':
+        ran = cpu::sgemm_nn_avx512(test_ctx(), cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add);
+        break;
+      case 'a':
+        ran = cpu::sgemm_at_avx512(test_ctx(), cc, af.data(), bf.data(), cs.m, cs.n, cs.k, cs.add);
+        break;
+      default:
+        ran = cpu::gram_f32_avx512(test_ctx(), cc, af.data(), cs.m, cs.k);
+        break;
     }
     ASSERT_TRUE(ran) << what;
     EXPECT_LT(rel_err(to_f64(cc, want.size()), want), 20 * std::sqrt(double(cs.k)) * 6e-8) << what;
@@ -162,10 +170,10 @@ TEST(KernelParity, SgemmNtNnAtAndGram) {
     EXPECT_EQ(c[c.size() - 1], 7.0f) << what << ": wrote past C";
   }
   std::vector<float> a(96 * 63, 1.0f), c(96 * 32, 3.0f);
-  EXPECT_FALSE(cpu::sgemm_nt_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
-  EXPECT_FALSE(cpu::sgemm_nn_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
-  EXPECT_FALSE(cpu::sgemm_at_avx512(c.data(), a.data(), a.data(), 96, 32, 63, false));
-  EXPECT_FALSE(cpu::gram_f32_avx512(c.data(), a.data(), 32, 63));
+  EXPECT_FALSE(cpu::sgemm_nt_avx512(test_ctx(), c.data(), a.data(), a.data(), 96, 32, 63, false));
+  EXPECT_FALSE(cpu::sgemm_nn_avx512(test_ctx(), c.data(), a.data(), a.data(), 96, 32, 63, false));
+  EXPECT_FALSE(cpu::sgemm_at_avx512(test_ctx(), c.data(), a.data(), a.data(), 96, 32, 63, false));
+  EXPECT_FALSE(cpu::gram_f32_avx512(test_ctx(), c.data(), a.data(), 32, 63));
   EXPECT_EQ(c, std::vector<float>(96 * 32, 3.0f));
 }
 

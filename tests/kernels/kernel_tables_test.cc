@@ -53,16 +53,16 @@ void check_conventions(const KernelTable* kt) {
   std::vector<int32_t> ids = {0, 2, 2, 1, 3, 0};
   auto dout = to_f32(randn(n * c, 70));
   std::vector<float> dw(4 * c, 0.0f);
-  kt->embed_bwd(dw.data(), dout.data(), ids.data(), n, c);
+  kt->embed_bwd(test_ctx(), dw.data(), dout.data(), ids.data(), n, c);
   auto once = dw;
-  kt->embed_bwd(dw.data(), dout.data(), ids.data(), n, c);
+  kt->embed_bwd(test_ctx(), dw.data(), dout.data(), ids.data(), n, c);
   for (size_t i = 0; i < dw.size(); ++i) EXPECT_FLOAT_EQ(dw[i], 2 * once[i]) << kt->name;
   // rmsnorm_bwd without accumulate overwrites whatever was there.
   auto x = to_f32(randn(n * c, 71));
   std::vector<float> y(x.size()), rstd(static_cast<size_t>(n)), dx1(x.size(), 0.f), dx2(x.size(), 123.f);
-  kt->rmsnorm_fwd(y.data(), rstd.data(), x.data(), n, c, 1e-6f);
-  kt->rmsnorm_bwd(dx1.data(), dout.data(), y.data(), rstd.data(), n, c, false);
-  kt->rmsnorm_bwd(dx2.data(), dout.data(), y.data(), rstd.data(), n, c, false);
+  kt->rmsnorm_fwd(test_ctx(), y.data(), rstd.data(), x.data(), n, c, 1e-6f);
+  kt->rmsnorm_bwd(test_ctx(), dx1.data(), dout.data(), y.data(), rstd.data(), n, c, false);
+  kt->rmsnorm_bwd(test_ctx(), dx2.data(), dout.data(), y.data(), rstd.data(), n, c, false);
   EXPECT_EQ(dx1, dx2) << kt->name;
 }
 

@@ -38,7 +38,7 @@ void check_matmul_bf16(const KernelTable& kt, const MatmulCase& s) {
     Vec want = c0;
     ref::matmul_bf16<double>(want.data(), ah.data(), bh.data(), s.m, s.n, s.k, ta, tb, double(beta));
     auto got = to_f32(c0);
-    kt.matmul_bf16(got.data(), ah.data(), bh.data(), s.m, s.n, s.k, ta, tb, beta);
+    kt.matmul_bf16(test_ctx(), got.data(), ah.data(), bh.data(), s.m, s.n, s.k, ta, tb, beta);
     EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want), 1e-5) << kt.name << " " << s.name() << " beta " << beta;
     // And the bf16 GEMM stays within bf16 rounding of the fp32 one.
     Vec exact = c0;
@@ -55,7 +55,7 @@ void check_matmul_bf16_out(const KernelTable& kt, const MatmulCase& s) {
   std::vector<uint16_t> got(size_t(s.m * s.n));
   Vec want(size_t(s.m * s.n));
   ref::matmul_bf16<double>(want.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0);
-  kt.matmul_bf16_out(got.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
+  kt.matmul_bf16_out(test_ctx(), got.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
   double scale = 0;
   for (double w : want) scale = std::max(scale, std::abs(w));
   EXPECT_EQ(test::bf16_misses(got.data(), want, 1e-5, scale), 0) << kt.name << " " << s.name();
@@ -119,13 +119,13 @@ TEST_P(KernelMatmulBf16Fused, MatmulBf16OutWithTheActivation) {
     double scale = 0;
     for (double e : exact) scale = std::max(scale, std::abs(e));
     std::vector<uint16_t> plain(mn, 0x1234), c(mn, 0x1234), act(mn, 0x1234), want(mn), dinp(mn, 0x1234);
-    k.matmul_bf16_out(plain.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
+    k.matmul_bf16_out(test_ctx(), plain.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
     int bad = 0;
     for (size_t i = 0; i < mn; ++i)
       bad += std::abs(ref::from_bf16_1(plain[i]) - exact[i]) > std::ldexp(std::abs(exact[i]), -8) + 1e-5 * scale;
     EXPECT_EQ(bad, 0) << what;
     // Forward: C as matmul_bf16_out writes it, and its activation.
-    k.matmul_bf16_out_relu2(c.data(), act.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
+    k.matmul_bf16_out_relu2(test_ctx(), c.data(), act.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
     EXPECT_EQ(c, plain) << what;
     ref::relu2_fwd_bf16(want.data(), plain.data(), int64_t(mn));
     EXPECT_EQ(act, want) << what;
@@ -138,9 +138,9 @@ TEST_P(KernelMatmulBf16Fused, MatmulBf16OutWithTheActivation) {
       for (size_t i = 0; i < h.size(); ++i) f[i] = ref::from_bf16_1(h[i]);
       return f;
     };
-    k.matmul_bf16_out_relu2_bwd(dinp.data(), x.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
+    k.matmul_bf16_out_relu2_bwd(test_ctx(), dinp.data(), x.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
     EXPECT_EQ(values(dinp), values(want)) << what;
-    k.matmul_bf16_out_relu2_bwd(x.data(), x.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
+    k.matmul_bf16_out_relu2_bwd(test_ctx(), x.data(), x.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
     EXPECT_EQ(values(x), values(want)) << what << " (dinp over inp)";
   }
 }
@@ -166,20 +166,20 @@ TEST_P(KernelMatmulBf16Fused, MatmulBf16PackedB) {
     Vec want(size_t(cs.m * cs.n));
     for (size_t i = 0; i < want.size(); ++i) want[i] = cs.beta * double(c0[i]);
     ref::matmul_bf16<double>(want.data(), ah.data(), bh.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, 1.0);
-    Buffer<uint16_t> packed(size_t(k.packed_b_bf16_size(cs.n, cs.k)));
+    Buffer<uint16_t> packed(size_t(k.packed_b_bf16_size(test_ctx(), cs.n, cs.k)));
     std::fill_n(packed.data(), packed.size(), uint16_t(0x7fc1));  // a NaN: every element is written
-    k.pack_b_bf16(packed.data(), bh.data(), cs.n, cs.k, cs.tb);
+    k.pack_b_bf16(test_ctx(), packed.data(), bh.data(), cs.n, cs.k, cs.tb);
     Buffer<float> c(size_t(cs.m * cs.n));
     std::memcpy(c.data(), c0.data(), c0.size() * sizeof(float));
-    k.matmul_bf16_packed_b(c.data(), ah.data(), packed.data(), cs.m, cs.n, cs.k, cs.ta, cs.beta);
+    k.matmul_bf16_packed_b(test_ctx(), c.data(), ah.data(), packed.data(), cs.m, cs.n, cs.k, cs.ta, cs.beta);
     EXPECT_LT(rel_err(to_f64(c.data(), c.size()), want), 1e-5) << what;
     // A in place (aligned rows at most 32 KiB apart, gemm_bf16_amx.cc): the same chunks as
     // packing per call.
     if (isa() == CpuIsa::kAmx && !cs.ta && cs.k % 32 == 0 && cs.k * 2 <= (32 << 10)) {
       Buffer<float> c2(size_t(cs.m * cs.n));
       std::memcpy(c2.data(), c0.data(), c0.size() * sizeof(float));
-      ASSERT_TRUE(
-          cpu::matmul_bf16_amx(c2.data(), cs.n, false, ah.data(), bh.data(), cs.m, cs.n, cs.k, false, cs.tb, cs.beta));
+      ASSERT_TRUE(cpu::matmul_bf16_amx(test_ctx(), c2.data(), cs.n, false, ah.data(), bh.data(), cs.m, cs.n, cs.k,
+                                       false, cs.tb, cs.beta));
       EXPECT_EQ(std::memcmp(c.data(), c2.data(), c.size() * sizeof(float)), 0) << what;
     }
     // Our row GEMM (gemm_rows_avx512.cc, AVX-512-BF16 without AMX) on the panels packed once:
@@ -188,7 +188,7 @@ TEST_P(KernelMatmulBf16Fused, MatmulBf16PackedB) {
         (cs.beta == 0.0f || cs.beta == 1.0f)) {
       Buffer<float> c2(size_t(cs.m * cs.n));
       std::memcpy(c2.data(), c0.data(), c0.size() * sizeof(float));
-      ASSERT_TRUE(cpu::gemm_rows_f32_avx512(c2.data(), ah.data(), bh.data(), cs.m, cs.n, cs.k, false, cs.tb,
+      ASSERT_TRUE(cpu::gemm_rows_f32_avx512(test_ctx(), c2.data(), ah.data(), bh.data(), cs.m, cs.n, cs.k, false, cs.tb,
                                             cs.beta == 1.0f));
       EXPECT_EQ(std::memcmp(c.data(), c2.data(), c.size() * sizeof(float)), 0) << what;
     }
@@ -223,7 +223,8 @@ TEST_P(KernelMatmulBf16Fused, MatmulBf16Relu2ReadsTheActivation) {
     const uint16_t *ea = cs.relu2_a ? act.data() : a.data(), *eb = cs.relu2_a ? b.data() : act.data();
     const auto c0 = to_f32(randn(cs.m * cs.n, 90));
     std::vector<float> got = c0;
-    k.matmul_bf16_relu2(got.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta, cs.relu2_a);
+    k.matmul_bf16_relu2(test_ctx(), got.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta,
+                        cs.relu2_a);
     if (cs.vs_double) {
       Vec want(c0.size());
       for (size_t i = 0; i < want.size(); ++i) want[i] = cs.beta * double(c0[i]);
@@ -232,13 +233,14 @@ TEST_P(KernelMatmulBf16Fused, MatmulBf16Relu2ReadsTheActivation) {
     }
     if (isa() == CpuIsa::kAmx && cs.m >= 512 && !(cs.ta && cs.tb)) {  // (both transposed: composed)
       std::vector<float> amx = c0;
-      ASSERT_TRUE(cpu::matmul_bf16_amx(amx.data(), cs.n, false, ea, eb, cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta));
+      ASSERT_TRUE(
+          cpu::matmul_bf16_amx(test_ctx(), amx.data(), cs.n, false, ea, eb, cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta));
       EXPECT_EQ(got, amx) << what;
     }
     if (isa() == CpuIsa::kAvx512Bf16 && cs.ta && !cs.tb && !cs.relu2_a &&
         (cs.beta == 0.0f || cs.beta == 1.0f)) {  // our A^T B GEMM on the activation written out
       std::vector<float> at = c0;
-      ASSERT_TRUE(cpu::gemm_at_f32_avx512(at.data(), ea, eb, cs.m, cs.n, cs.k, cs.beta == 1.0f));
+      ASSERT_TRUE(cpu::gemm_at_f32_avx512(test_ctx(), at.data(), ea, eb, cs.m, cs.n, cs.k, cs.beta == 1.0f));
       EXPECT_EQ(got, at) << what;
     }
   }

@@ -35,7 +35,7 @@ void check_matmul(const KernelTable& kt, const MatmulCase& cs) {
     ref::matmul<double>(cref.data(), a.data(), b.data(), M, N, K, cs.ta, cs.tb, beta);
     auto af = to_f32(a), bf = to_f32(b), cf = to_f32(c0);
     if (cs.threads) omp_set_num_threads(cs.threads);
-    kt.matmul(cf.data(), af.data(), cs.gram ? af.data() : bf.data(), M, N, K, cs.ta, cs.tb, float(beta));
+    kt.matmul(test_ctx(), cf.data(), af.data(), cs.gram ? af.data() : bf.data(), M, N, K, cs.ta, cs.tb, float(beta));
     omp_set_num_threads(threads);
     EXPECT_LT(rel_err(to_f64(cf.data(), cf.size()), cref), 20 * std::sqrt(double(K)) * 6e-8)
         << kt.name << " " << cs.name() << " beta=" << beta;
@@ -78,7 +78,7 @@ TEST_P(KernelMatmulF32, MatmulGramIsSymmetricAndExact) {
         ref::matmul<double>(want.data(), x.data(), x.data(), m, m, k, false, true, 0.0);
         auto xf = to_f32(x);
         std::vector<float> got(static_cast<size_t>(m * m), 5.0f);
-        kt().matmul(got.data(), xf.data(), xf.data(), m, m, k, false, true, 0.0f);
+        kt().matmul(test_ctx(), got.data(), xf.data(), xf.data(), m, m, k, false, true, 0.0f);
         EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want), 1e-5) << what;
         for (int64_t i = 0; gram && i < m; ++i)
           for (int64_t j = 0; j < i; ++j) ASSERT_EQ(got[size_t(i * m + j)], got[size_t(j * m + i)]) << what;
@@ -88,7 +88,7 @@ TEST_P(KernelMatmulF32, MatmulGramIsSymmetricAndExact) {
         Vec want_h(static_cast<size_t>(m * m));
         ref::matmul_bf16<double>(want_h.data(), xh.data(), xh.data(), m, m, k, false, true, 0.0);
         std::fill(got.begin(), got.end(), 5.0f);
-        kt().matmul_bf16(got.data(), xh.data(), xh.data(), m, m, k, false, true, 0.0f);
+        kt().matmul_bf16(test_ctx(), got.data(), xh.data(), xh.data(), m, m, k, false, true, 0.0f);
         EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want_h), 1e-5) << "bf16, " << what;
         for (int64_t i = 0; gram && i < m; ++i)
           for (int64_t j = 0; j < i; ++j) ASSERT_EQ(got[size_t(i * m + j)], got[size_t(j * m + i)]) << "bf16, " << what;
@@ -125,7 +125,7 @@ TEST_P(KernelMatmulF32, MatmulRelu2ReadsTheActivation) {
     const float *ea = cs.relu2_a ? act.data() : a.data(), *eb = cs.relu2_a ? b.data() : act.data();
     const auto c0 = to_f32(randn(cs.m * cs.n, 93));
     std::vector<float> got = c0;
-    k.matmul_relu2(got.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta, cs.relu2_a);
+    k.matmul_relu2(test_ctx(), got.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta, cs.relu2_a);
     Vec want(c0.size());
     for (size_t i = 0; i < want.size(); ++i) want[i] = cs.beta * double(c0[i]);
     const Vec da = to_f64(ea, size_t(cs.m * cs.k)), db = to_f64(eb, size_t(cs.k * cs.n));
@@ -134,7 +134,7 @@ TEST_P(KernelMatmulF32, MatmulRelu2ReadsTheActivation) {
     if (isa() >= CpuIsa::kAvx512 && cs.relu2_a && !cs.ta && cs.tb && cs.k % 2 == 0 && cs.beta != 0.5f &&
         cs.k >= cs.n && cs.m >= 2 * cs.n) {
       std::vector<float> ours = c0;
-      ASSERT_TRUE(cpu::sgemm_nt_avx512(ours.data(), ea, eb, cs.m, cs.n, cs.k, cs.beta == 1.0f)) << what;
+      ASSERT_TRUE(cpu::sgemm_nt_avx512(test_ctx(), ours.data(), ea, eb, cs.m, cs.n, cs.k, cs.beta == 1.0f)) << what;
       EXPECT_EQ(got, ours) << what;
     }
   }
@@ -168,7 +168,7 @@ TEST_P(KernelMatmulF32, SymmetricProductF32) {
     for (int threads : {1, 2}) {
       omp_set_num_threads(threads);
       got[threads - 1].assign(size_t(m * m) + 1, 7.f);
-      ASSERT_TRUE(kt().symmetric_product_f32(got[threads - 1].data(), a.data(), b.data(), m)) << "m " << m;
+      ASSERT_TRUE(kt().symmetric_product_f32(test_ctx(), got[threads - 1].data(), a.data(), b.data(), m)) << "m " << m;
     }
     omp_set_num_threads(saved);
     EXPECT_EQ(got[0], got[1]) << "m " << m << ": one thread and two differ";
@@ -182,7 +182,7 @@ TEST_P(KernelMatmulF32, SymmetricProductF32) {
   }
   for (int64_t m : {1, 31, 40, 100}) {
     std::vector<float> a(size_t(m * m), 1.f), c(size_t(m * m), 3.f);
-    EXPECT_FALSE(kt().symmetric_product_f32(c.data(), a.data(), a.data(), m)) << "m " << m;
+    EXPECT_FALSE(kt().symmetric_product_f32(test_ctx(), c.data(), a.data(), a.data(), m)) << "m " << m;
     EXPECT_EQ(c, std::vector<float>(size_t(m * m), 3.f)) << "m " << m;
   }
 }

@@ -33,9 +33,9 @@ TEST_P(KernelRope, Rope) {
   Vec y = x;
   ref::rope_apply<double>(y.data(), cs.data(), sn.data(), B, T, H, D, 1.0);
   auto xf = to_f32(x), cf = to_f32(cs), sf = to_f32(sn);
-  k.rope_fwd(xf.data(), cf.data(), sf.data(), B, T, H, D);
+  k.rope_fwd(test_ctx(), xf.data(), cf.data(), sf.data(), B, T, H, D);
   EXPECT_LT(rel_err(to_f64(xf.data(), xf.size()), y), 1e-6);
-  k.rope_bwd(xf.data(), cf.data(), sf.data(), B, T, H, D);  // inverse: back to x
+  k.rope_bwd(test_ctx(), xf.data(), cf.data(), sf.data(), B, T, H, D);  // inverse: back to x
   EXPECT_LT(rel_err(to_f64(xf.data(), xf.size()), x), 1e-6);
 }
 
@@ -52,13 +52,13 @@ TEST_P(KernelRope, RopeNorm) {
   ref::rope_norm_bwd<double>(dx.data(), y.data(), rstd.data(), cs.data(), sn.data(), B, T, H, D);
   auto xf = to_f32(x), cf = to_f32(cs), sf = to_f32(sn), gf = to_f32(dy), sep = to_f32(x);
   std::vector<float> rf(static_cast<size_t>(rows)), rsep(static_cast<size_t>(rows));
-  k.rope_norm_fwd(xf.data(), rf.data(), cf.data(), sf.data(), B, T, H, D, 1e-6f);
+  k.rope_norm_fwd(test_ctx(), xf.data(), rf.data(), cf.data(), sf.data(), B, T, H, D, 1e-6f);
   EXPECT_LT(rel_err(to_f64(xf.data(), xf.size()), y), 1e-6);
   EXPECT_LT(rel_err(to_f64(rf.data(), rf.size()), rstd), 1e-6);
-  k.rope_fwd(sep.data(), cf.data(), sf.data(), B, T, H, D);
-  k.rmsnorm_fwd(sep.data(), rsep.data(), sep.data(), rows, D, 1e-6f);
+  k.rope_fwd(test_ctx(), sep.data(), cf.data(), sf.data(), B, T, H, D);
+  k.rmsnorm_fwd(test_ctx(), sep.data(), rsep.data(), sep.data(), rows, D, 1e-6f);
   EXPECT_LT(rel_err(to_f64(xf.data(), xf.size()), to_f64(sep.data(), sep.size())), 1e-6);
-  k.rope_norm_bwd(gf.data(), xf.data(), rf.data(), cf.data(), sf.data(), B, T, H, D);
+  k.rope_norm_bwd(test_ctx(), gf.data(), xf.data(), rf.data(), cf.data(), sf.data(), B, T, H, D);
   EXPECT_LT(rel_err(to_f64(gf.data(), gf.size()), dx), 1e-5);
 }
 
@@ -77,8 +77,8 @@ void check_rows(const KernelTable& k, int64_t rows, int64_t width) {
   ref::rmsnorm_bwd<double>(dx.data(), dy.data(), out.data(), rstd.data(), rows, width, true);
   std::vector<float> of(n), rf(static_cast<size_t>(rows));
   auto dxf = to_f32(dx0);
-  k.rmsnorm_fwd(of.data(), rf.data(), xf.data(), rows, width, 1e-6f);
-  k.rmsnorm_bwd(dxf.data(), dyf.data(), of.data(), rf.data(), rows, width, true);
+  k.rmsnorm_fwd(test_ctx(), of.data(), rf.data(), xf.data(), rows, width, 1e-6f);
+  k.rmsnorm_bwd(test_ctx(), dxf.data(), dyf.data(), of.data(), rf.data(), rows, width, true);
   EXPECT_LT(rel_err(to_f64(of.data(), n), out), 1e-6) << "rmsnorm fwd " << at;
   EXPECT_LT(rel_err(to_f64(dxf.data(), n), dx), 1e-5) << "rmsnorm bwd " << at;
   // Cross-entropy over a vocabulary of `width`, logits reaching well into the soft-cap; row 5
@@ -95,14 +95,14 @@ void check_rows(const KernelTable& k, int64_t rows, int64_t width) {
     {
       auto lf = to_f32(logits);
       std::vector<float> lossf(static_cast<size_t>(rows));
-      k.softcap_xent(lf.data(), lossf.data(), tg.data(), rows, width, float(cap), 0.5f);
+      k.softcap_xent(test_ctx(), lf.data(), lossf.data(), tg.data(), rows, width, float(cap), 0.5f);
       EXPECT_LT(rel_err(to_f64(lossf.data(), lossf.size()), losses), 1e-5) << "xent loss " << at << " cap " << cap;
       EXPECT_LT(rel_err(to_f64(lf.data(), n), g), 1e-5) << "xent grad " << at << " cap " << cap;
     }
     auto lf = to_f32(logits);
     std::vector<float> lossf(static_cast<size_t>(rows));
     std::vector<uint16_t> gh(n, 0x7777);
-    k.softcap_xent_bf16(lf.data(), lossf.data(), tg.data(), rows, width, float(cap), 0.5f, gh.data());
+    k.softcap_xent_bf16(test_ctx(), lf.data(), lossf.data(), tg.data(), rows, width, float(cap), 0.5f, gh.data());
     EXPECT_LT(rel_err(to_f64(lossf.data(), lossf.size()), losses), 1e-5) << "xent bf16 loss " << at << " cap " << cap;
     EXPECT_EQ(test::bf16_misses(gh.data(), g, 1e-5, scale), 0) << "xent bf16 grad " << at << " cap " << cap;
   }
@@ -110,8 +110,8 @@ void check_rows(const KernelTable& k, int64_t rows, int64_t width) {
   ref::relu2_fwd<double>(y.data(), x.data(), int64_t(n));
   ref::relu2_bwd<double>(dr.data(), dy.data(), x.data(), int64_t(n));
   std::vector<float> yf(n), drf(n);
-  k.relu2_fwd(yf.data(), xf.data(), int64_t(n));
-  k.relu2_bwd(drf.data(), dyf.data(), xf.data(), int64_t(n));
+  k.relu2_fwd(test_ctx(), yf.data(), xf.data(), int64_t(n));
+  k.relu2_bwd(test_ctx(), drf.data(), dyf.data(), xf.data(), int64_t(n));
   EXPECT_LT(rel_err(to_f64(yf.data(), n), y), 1e-6) << "relu2 fwd " << at;
   EXPECT_LT(rel_err(to_f64(drf.data(), n), dr), 1e-6) << "relu2 bwd " << at;
 }
@@ -129,11 +129,11 @@ void check_activations(const KernelTable& k, int64_t rows, int64_t width) {
   ref::swiglu_bwd<double>(dus.data(), dy.data(), u.data(), rows, width);
   auto xf = to_f32(x), dyf = to_f32(dy), uf = to_f32(u);
   std::vector<float> yf(n), ysf(n), dusf(2 * n, 7.0f);
-  k.gelu_fwd(yf.data(), xf.data(), int64_t(n));
-  k.gelu_bwd(dyf.data(), dyf.data(), xf.data(), int64_t(n));
-  k.swiglu_fwd(ysf.data(), uf.data(), rows, width);
+  k.gelu_fwd(test_ctx(), yf.data(), xf.data(), int64_t(n));
+  k.gelu_bwd(test_ctx(), dyf.data(), dyf.data(), xf.data(), int64_t(n));
+  k.swiglu_fwd(test_ctx(), ysf.data(), uf.data(), rows, width);
   auto dyf2 = to_f32(dy);
-  k.swiglu_bwd(dusf.data(), dyf2.data(), uf.data(), rows, width);
+  k.swiglu_bwd(test_ctx(), dusf.data(), dyf2.data(), uf.data(), rows, width);
   EXPECT_LT(rel_err(to_f64(yf.data(), n), y), 1e-6) << "gelu fwd " << at;
   // (The vector tanh is good to about 1e-7 absolute; the derivative's x-weighted sech^2 term
   // carries that to a few 1e-6 relative.)
@@ -171,23 +171,23 @@ TEST_P(KernelRowsBf16, RmsNormBf16CopyIsTheNormThenToBf16) {
     const auto nrows = static_cast<size_t>(rows);
     std::vector<float> out(n), rstd(nrows), dx = dx0, want_out(n), want_rstd(nrows), want_dx = dx0, wide(n);
     std::vector<uint16_t> out_h(n, 0x1234), dx_h(n, 0x1234), want_out_h(n), want_dx_h(n);
-    k.rmsnorm_fwd(want_out.data(), want_rstd.data(), x.data(), rows, width, 1e-6f);
-    k.to_bf16(want_out_h.data(), want_out.data(), int64_t(n));
+    k.rmsnorm_fwd(test_ctx(), want_out.data(), want_rstd.data(), x.data(), rows, width, 1e-6f);
+    k.to_bf16(test_ctx(), want_out_h.data(), want_out.data(), int64_t(n));
     for (size_t e = 0; e < n; ++e) wide[e] = ref::from_bf16_1(want_out_h[e]);
-    k.rmsnorm_bwd(want_dx.data(), dy.data(), wide.data(), want_rstd.data(), rows, width, acc);
-    k.to_bf16(want_dx_h.data(), want_dx.data(), int64_t(n));
-    k.rmsnorm_fwd_bf16(out.data(), out_h.data(), rstd.data(), x.data(), rows, width, 1e-6f);
+    k.rmsnorm_bwd(test_ctx(), want_dx.data(), dy.data(), wide.data(), want_rstd.data(), rows, width, acc);
+    k.to_bf16(test_ctx(), want_dx_h.data(), want_dx.data(), int64_t(n));
+    k.rmsnorm_fwd_bf16(test_ctx(), out.data(), out_h.data(), rstd.data(), x.data(), rows, width, 1e-6f);
     EXPECT_EQ(out, want_out) << at;
     EXPECT_EQ(rstd, want_rstd) << at;
     EXPECT_EQ(out_h, want_out_h) << at;
     std::vector<uint16_t> only_h(n, 0x1234);
-    k.rmsnorm_fwd_bf16(nullptr, only_h.data(), rstd.data(), x.data(), rows, width, 1e-6f);
+    k.rmsnorm_fwd_bf16(test_ctx(), nullptr, only_h.data(), rstd.data(), x.data(), rows, width, 1e-6f);
     EXPECT_EQ(only_h, want_out_h) << at << " (copy only)";
-    k.rmsnorm_bwd_bf16(dx.data(), dx_h.data(), dy.data(), out_h.data(), rstd.data(), rows, width, acc);
+    k.rmsnorm_bwd_bf16(test_ctx(), dx.data(), dx_h.data(), dy.data(), out_h.data(), rstd.data(), rows, width, acc);
     EXPECT_EQ(dx, want_dx) << at;
     EXPECT_EQ(dx_h, want_dx_h) << at;
     dx = dx0;
-    k.rmsnorm_bwd_bf16(dx.data(), out_h.data(), dy.data(), out_h.data(), rstd.data(), rows, width, acc);
+    k.rmsnorm_bwd_bf16(test_ctx(), dx.data(), out_h.data(), dy.data(), out_h.data(), rstd.data(), rows, width, acc);
     EXPECT_EQ(dx, want_dx) << at << " (dinp_h over out_h)";
     EXPECT_EQ(out_h, want_dx_h) << at << " (dinp_h over out_h)";
   }

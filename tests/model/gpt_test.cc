@@ -224,8 +224,8 @@ TEST(Muon, NewtonSchulzSingularValuesInBand) {
     const int64_t rows = shape.first, cols = shape.second;  // plain variables: lambdas capture them
     auto x = test::to_f32(test::randn(static_cast<size_t>(rows * cols), 77));
     std::vector<float> y(x.size()), a(static_cast<size_t>(rows * rows)), b(static_cast<size_t>(rows * rows));
-    newton_schulz(cpu_kernels(), x.data(), y.data(), a.data(), b.data(), rows, cols, 5);
-    cpu_kernels().matmul(a.data(), x.data(), x.data(), rows, rows, cols, false, true, 0.0f);
+    newton_schulz(cpu_kernels(), test_ctx(), x.data(), y.data(), a.data(), b.data(), rows, cols, 5);
+    cpu_kernels().matmul(test_ctx(), a.data(), x.data(), x.data(), rows, rows, cols, false, true, 0.0f);
     // Power iteration for the largest eigenvalue of X X^T, and the smallest via shift.
     auto largest = [&](const std::vector<float>& m, float shift) {
       std::vector<double> v(static_cast<size_t>(rows), 1.0), w(static_cast<size_t>(rows));

@@ -124,7 +124,7 @@ TEST(Profile, KernelWorkZonesGiveOneTrackPerThread) {
   {
     profile::Zone st(profile::kStep);
     profile::Zone z(profile::kNorm);
-    k.rmsnorm_fwd(y.data(), rstd.data(), x.data(), rows, dim, 1e-6f);
+    k.rmsnorm_fwd(test_ctx(), y.data(), rstd.data(), x.data(), rows, dim, 1e-6f);
   }
   profile::enable(false);
   const std::string r = profile::report();

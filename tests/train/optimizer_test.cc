@@ -105,7 +105,7 @@ TEST(Optimizer, NewtonSchulzMatchesThePlainIterationInDouble) {
         const std::vector<double> x0 = test::randn(size_t(m * n), 31);
         const std::vector<double> want = newton_schulz_double(x0, m, n, steps);
         std::vector<float> x = test::to_f32(x0), y(x.size()), a(size_t(m * m)), b(size_t(m * m));
-        newton_schulz(cpu_kernels(), x.data(), y.data(), a.data(), b.data(), m, n, steps);
+        newton_schulz(cpu_kernels(), test_ctx(), x.data(), y.data(), a.data(), b.data(), m, n, steps);
         // Measured: the plain iteration 0.7-1.5e-6, the Gram iteration 2.1-2.3e-5 (its product
         // of polynomials has no self-correction); a wrong or missing product is O(1).
         const double bound = newton_schulz_on_gram(m, n) ? 6e-5 : 5e-6;
@@ -140,7 +140,7 @@ TEST(Optimizer, Bf16NewtonSchulzMatchesThePlainIterationInDouble) {
           KernelTable k = cpu_kernels();
           k.bf16_matrix_tiles = tiles;
           NewtonSchulzBf16 ns;
-          ns.run(k, x.data(), a.data(), b.data(), m, n, steps);
+          ns.run(k, test_ctx(), x.data(), a.data(), b.data(), m, n, steps);
           const bool gram = newton_schulz_bf16_on_gram(k, m, n);
           EXPECT_EQ(gram, !tiles && n >= 2 * m);
           EXPECT_LT(test::rel_err(test::to_f64(x.data(), x.size()), want), gram ? 2e-2 : 4e-2)
@@ -180,14 +180,14 @@ TEST(Optimizer, SymmetricProductMatchesTheWholeProduct) {
         }
       const std::vector<float> pf = test::to_f32(p), gf = test::to_f32(g);
       std::vector<float> c(size_t(m * m), -7.0f);
-      symmetric_product(k, c.data(), pf.data(), gf.data(), m);
+      symmetric_product(k, test_ctx(), c.data(), pf.data(), gf.data(), m);
       EXPECT_LT(test::rel_err(test::to_f64(c.data(), c.size()), want), 1e-5) << "fp32, m " << m << ", " << threads
                                                                               << " threads";
       std::vector<uint16_t> ph(pf.size()), gh(gf.size());
       ref::to_bf16(ph.data(), pf.data(), m * m);
       ref::to_bf16(gh.data(), gf.data(), m * m);
       std::fill(c.begin(), c.end(), -7.0f);
-      symmetric_product_bf16(k, c.data(), ph.data(), gh.data(), m);
+      symmetric_product_bf16(k, test_ctx(), c.data(), ph.data(), gh.data(), m);
       EXPECT_LT(test::rel_err(test::to_f64(c.data(), c.size()), want), 1.5e-2) << "bf16, m " << m << ", " << threads
                                                                                 << " threads";
       if (threads == 1) {  // mirrored: exactly symmetric
@@ -220,14 +220,14 @@ TEST(Optimizer, OneOpBf16NewtonSchulzMatchesTheComposedIteration) {
       const std::vector<double> exact = newton_schulz_double(x0, m, n, steps);
       std::vector<float> a(size_t(m * m)), b(size_t(m * m)), want = test::to_f32(x0);
       NewtonSchulzBf16 reference;
-      reference.run(composed, want.data(), a.data(), b.data(), m, n, steps);
+      reference.run(composed, test_ctx(), want.data(), a.data(), b.data(), m, n, steps);
       std::vector<float> got[2];
       for (int threads : {1, 2}) {
         omp_set_num_threads(threads);
         std::vector<float>& x = got[threads - 1];
         x = test::to_f32(x0);
         NewtonSchulzBf16 ns;
-        ns.run(k, x.data(), a.data(), b.data(), m, n, steps);
+        ns.run(k, test_ctx(), x.data(), a.data(), b.data(), m, n, steps);
       }
       omp_set_num_threads(saved);
       // Measured on the AVX-512-BF16 tile: bit-identical without the Gram matrix; on the Gram
@@ -244,7 +244,7 @@ TEST(Optimizer, OneOpBf16NewtonSchulzMatchesTheComposedIteration) {
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) xt[size_t(j * m + i)] = float(x0[size_t(i * n + j)]);
       NewtonSchulzBf16 ns;
-      ASSERT_TRUE(ns.run_one_op(k, xt.data(), true, a.data(), b.data(), m, n, steps)) << m << " x " << n;
+      ASSERT_TRUE(ns.run_one_op(k, test_ctx(), xt.data(), true, a.data(), b.data(), m, n, steps)) << m << " x " << n;
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j)
           ASSERT_EQ(xt[size_t(j * m + i)], got[0][size_t(i * n + j)])
@@ -256,7 +256,8 @@ TEST(Optimizer, OneOpBf16NewtonSchulzMatchesTheComposedIteration) {
                             {32, 100, false}, {64, 96, true}, {64, 64, true}}) {
     std::vector<float> x(size_t(m * n), 0.5f), g(size_t(m * m)), g2(size_t(m * m));
     Buffer<uint16_t> work(size_t(newton_schulz_bf16_work(m, n)));
-    EXPECT_FALSE(k.newton_schulz_bf16(x.data(), false, 1.0f, g.data(), g2.data(), work.data(), m, n, 5, gram))
+    EXPECT_FALSE(
+        k.newton_schulz_bf16(test_ctx(), x.data(), false, 1.0f, g.data(), g2.data(), work.data(), m, n, 5, gram))
         << m << " x " << n << (gram ? " (Gram)" : "");
     EXPECT_EQ(x, std::vector<float>(size_t(m * n), 0.5f));
   }

@@ -63,9 +63,9 @@ Spectrum orthogonalised_spectrum(int64_t m, int64_t n, NsCoeffs coeffs, bool bf1
   std::vector<float> x = test::to_f32(x0), y(x.size()), a(size_t(m * m)), b(size_t(m * m));
   if (bf16) {
     NewtonSchulzBf16 ns;
-    ns.run(cpu_kernels(), x.data(), a.data(), b.data(), m, n, 5, coeffs);
+    ns.run(cpu_kernels(), test_ctx(), x.data(), a.data(), b.data(), m, n, 5, coeffs);
   } else {
-    newton_schulz(cpu_kernels(), x.data(), y.data(), a.data(), b.data(), m, n, 5, coeffs);
+    newton_schulz(cpu_kernels(), test_ctx(), x.data(), y.data(), a.data(), b.data(), m, n, 5, coeffs);
   }
   const std::vector<double> back = mul(mul(h1, test::to_f64(x.data(), x.size()), m, m, n), h2, m, n, n);
   Spectrum r;
@@ -119,7 +119,7 @@ TEST(MuonVariants, MuonEqGivesEveryRowTheMeanRowNorm) {
   for (double v : x0) total += v * v;
   const double target = std::sqrt(total / double(rows));
   std::vector<float> x = test::to_f32(x0);
-  muon_row_equilibrate(x.data(), rows, cols);
+  muon_row_equilibrate(x.data(), rows, cols, test_ctx().threads());
   for (int64_t i = 0; i < rows; ++i) {
     double nn = 0;
     for (int64_t j = 0; j < cols; ++j) nn += double(x[size_t(i * cols + j)]) * x[size_t(i * cols + j)];
@@ -130,7 +130,7 @@ TEST(MuonVariants, MuonEqGivesEveryRowTheMeanRowNorm) {
       EXPECT_NEAR(x[size_t(i * cols + j)] / x0[size_t(i * cols + j)], ratio, 1e-5 * ratio);
   }
   std::vector<float> zero(size_t(rows * cols), 0.0f);
-  muon_row_equilibrate(zero.data(), rows, cols);
+  muon_row_equilibrate(zero.data(), rows, cols, test_ctx().threads());
   for (float v : zero) EXPECT_EQ(v, 0.0f);  // no division by zero
 }
 
@@ -143,7 +143,7 @@ TEST(MuonVariants, NorMuonEqualisesTheSmallerSideAndKeepsTheNorm) {
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j) x0[size_t(i * cols + j)] *= 1.0 + double(per_row ? i : j);
     std::vector<float> x = test::to_f32(x0), v(size_t(normuon_state_size(rows, cols)), 0.0f);
-    normuon_normalize(x.data(), v.data(), rows, cols, 0.9f);
+    normuon_normalize(x.data(), v.data(), rows, cols, 0.9f, test_ctx().threads());
     double before = 0, after = 0;
     std::vector<double> side(v.size(), 0.0), side0(v.size(), 0.0);
     for (int64_t i = 0; i < rows; ++i)
@@ -165,7 +165,7 @@ TEST(MuonVariants, CautiousDecaySkipsWeightsTheUpdateShrinks) {
   const float lr = 0.1f, wd = 0.3f;
   for (bool cautious : {true, false}) {
     std::vector<float> p = p0;
-    muon_apply(p.data(), u.data(), int64_t(p.size()), lr, wd, cautious);
+    muon_apply(p.data(), u.data(), int64_t(p.size()), lr, wd, cautious, test_ctx().threads());
     for (size_t i = 0; i < p.size(); ++i) {
       const bool agree = u[i] * p0[i] >= 0;  // the update moves the weight towards zero: decay
       const float want = p0[i] - lr * u[i] - (agree || !cautious ? lr * wd * p0[i] : 0.0f);

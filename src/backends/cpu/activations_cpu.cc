@@ -48,8 +48,8 @@ void tail(int64_t n, F op) {
 
 }  // namespace
 
-void gelu_fwd(float* out, const float* inp, int64_t n) {
-  chunked(n, [=](int64_t i, int64_t end) {
+void gelu_fwd(const ExecContext& ctx, float* out, const float* inp, int64_t n) {
+  chunked(ctx, n, [=](int64_t i, int64_t end) {
     const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
     for (; i + 8 <= end; i += 8) {
       const __m256 x = _mm256_loadu_ps(inp + i);
@@ -65,8 +65,8 @@ void gelu_fwd(float* out, const float* inp, int64_t n) {
   });
 }
 
-void gelu_bwd(float* dinp, const float* dout, const float* inp, int64_t n) {
-  chunked(n, [=](int64_t i, int64_t end) {
+void gelu_bwd(const ExecContext& ctx, float* dinp, const float* dout, const float* inp, int64_t n) {
+  chunked(ctx, n, [=](int64_t i, int64_t end) {
     for (; i + 8 <= end; i += 8) {
       const __m256 x = _mm256_loadu_ps(inp + i);
       _mm256_storeu_ps(dinp + i, _mm256_mul_ps(_mm256_loadu_ps(dout + i), gelu_grad8(x, gelu_tanh8(x))));
@@ -83,9 +83,9 @@ void gelu_bwd(float* dinp, const float* dout, const float* inp, int64_t n) {
 }
 
 // Rows are the unit of work (each a gate half and an up half); chunks of rows per thread.
-void swiglu_fwd(float* out, const float* inp, int64_t rows, int64_t f) {
+void swiglu_fwd(const ExecContext& ctx, float* out, const float* inp, int64_t rows, int64_t f) {
   const int64_t per = std::max<int64_t>(1, kChunk / std::max<int64_t>(f, 1));
-#pragma omp parallel for schedule(static) if (rows * f > 4 * kChunk)
+#pragma omp parallel for schedule(static) if (rows * f > 4 * kChunk) num_threads(ctx.threads())
   for (int64_t r0 = 0; r0 < rows; r0 += per) {
     for (int64_t r = r0; r < std::min(rows, r0 + per); ++r) {
       const float* g = inp + r * 2 * f;
@@ -101,9 +101,9 @@ void swiglu_fwd(float* out, const float* inp, int64_t rows, int64_t f) {
   }
 }
 
-void swiglu_bwd(float* dinp, const float* dout, const float* inp, int64_t rows, int64_t f) {
+void swiglu_bwd(const ExecContext& ctx, float* dinp, const float* dout, const float* inp, int64_t rows, int64_t f) {
   const int64_t per = std::max<int64_t>(1, kChunk / std::max<int64_t>(f, 1));
-#pragma omp parallel for schedule(static) if (rows * f > 4 * kChunk)
+#pragma omp parallel for schedule(static) if (rows * f > 4 * kChunk) num_threads(ctx.threads())
   for (int64_t r0 = 0; r0 < rows; r0 += per) {
     for (int64_t r = r0; r < std::min(rows, r0 + per); ++r) {
       const float* g = inp + r * 2 * f;

@@ -49,13 +49,13 @@ inline float exp_row(float* p, const float* s, int64_t n, float sub) {
 
 }  // namespace
 
-void attention_fwd(float* out, float* lse, const float* q, const float* k, const float* v, int64_t B, int64_t T,
-                   int64_t H, int64_t KVH, int64_t D, int64_t W) {
+void attention_fwd(const ExecContext& ctx, float* out, float* lse, const float* q, const float* k, const float* v,
+                   int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D, int64_t W) {
   const float scale = 1.0f / std::sqrt(float(D));
   const int64_t group = H / KVH;
   const int64_t qs = H * D, ks = KVH * D;
   const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
-#pragma omp parallel
+#pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("attention fwd");
     std::vector<float> s(size_t(kQBlock * T));
@@ -90,14 +90,14 @@ void attention_fwd(float* out, float* lse, const float* q, const float* k, const
   }
 }
 
-void attention_bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
-                   const float* v, const float* out, const float* lse, int64_t B, int64_t T, int64_t H,
+void attention_bwd(const ExecContext& ctx, float* dq, float* dk, float* dv, const float* dout, const float* q,
+                   const float* k, const float* v, const float* out, const float* lse, int64_t B, int64_t T, int64_t H,
                    int64_t KVH, int64_t D, int64_t W) {
   const float scale = 1.0f / std::sqrt(float(D));
   const int64_t group = H / KVH;
   const int64_t qs = H * D, ks = KVH * D;
   const int64_t nblocks = (T + kQBlock - 1) / kQBlock;
-#pragma omp parallel
+#pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("attention bwd");
     std::vector<float> p(size_t(kQBlock * T)), dp(size_t(kQBlock * T));

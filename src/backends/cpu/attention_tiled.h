@@ -96,8 +96,8 @@ enum Slot {
 };
 static_assert(kSlots <= kScratchXent, "the attention's scratch slots overlap the cross-entropy's");
 template <class T>
-T* grab(Slot slot, int64_t n) {
-  return static_cast<T*>(thread_scratch(slot, size_t(n) * sizeof(T)));
+T* grab(const ExecContext& ctx, Slot slot, int64_t n) {
+  return static_cast<T*>(thread_scratch(ctx, slot, size_t(n) * sizeof(T)));
 }
 
 // Whether the fetches below go to L2 (prefetcht1) rather than to L1 as well (prefetcht0). On Zen
@@ -198,7 +198,7 @@ inline const typename Ops::Elem* elems(const typename Ops::Pair* v) {
 }
 
 template <class Ops>
-void fwd(float* out, float* lse, const float* q, const float* k, const float* v, int64_t B,
+void fwd(const ExecContext& ctx, float* out, float* lse, const float* q, const float* k, const float* v, int64_t B,
          int64_t T, int64_t H, int64_t KVH, int64_t D, int64_t W) {
   const float scale = 1.0f / std::sqrt(float(D));
   const int64_t group = H / KVH, qs = H * D, ks = KVH * D, d2 = even(D), t2 = even(T);
@@ -208,16 +208,16 @@ void fwd(float* out, float* lse, const float* q, const float* k, const float* v,
   constexpr int64_t kPairLine = 64 / sizeof(P), kElemLine = 64 / sizeof(E);
   const int64_t tp = padded(T, kPairLine);  // Kᵀ's row stride in pairs
   ClaimAhead claim;
-#pragma omp parallel
+#pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work(Ops::kFwdZone);
-    P* kt = grab<P>(kKt, d2 / 2 * tp);
-    P* vn = grab<P>(kVn, t2 / 2 * D);
-    P* rows_buf = grab<P>(kRows, d2 / 2 * T);
-    E* qa = grab<E>(kQa, qb * d2);
-    E* pa = grab<E>(kPa, qb * padded(t2, kElemLine));
-    float* s = grab<float>(kS, qb * padded(T, 16));
-    float* ob = grab<float>(kOut, qb * D);
+    P* kt = grab<P>(ctx, kKt, d2 / 2 * tp);
+    P* vn = grab<P>(ctx, kVn, t2 / 2 * D);
+    P* rows_buf = grab<P>(ctx, kRows, d2 / 2 * T);
+    E* qa = grab<E>(ctx, kQa, qb * d2);
+    E* pa = grab<E>(ctx, kPa, qb * padded(t2, kElemLine));
+    float* s = grab<float>(ctx, kS, qb * padded(T, 16));
+    float* ob = grab<float>(ctx, kOut, qb * D);
     // (batch, kv head) tasks; where fetch_next, each thread claims its next one as it starts one
     // (ClaimAhead), so that while a block's products run, the rows the next block reads (Q's,
     // and a share of the next task's K and V) are fetched.
@@ -284,7 +284,7 @@ void clear_before_window(typename Ops::Pair* pv, typename Ops::Pair* dsv, typena
 }
 
 template <class Ops>
-void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
+void bwd(const ExecContext& ctx, float* dq, float* dk, float* dv, const float* dout, const float* q, const float* k,
          const float* v, const float* out, const float* lse, int64_t B, int64_t T, int64_t H, int64_t KVH, int64_t D,
          int64_t W) {
   const float scale = 1.0f / std::sqrt(float(D));
@@ -296,29 +296,29 @@ void bwd(float* dq, float* dk, float* dv, const float* dout, const float* q, con
   const int64_t tp = padded(T, kPairLine), tf = padded(T, 16);  // Kᵀ, Vᵀ and dKᵀ, dVᵀ row strides
   const int64_t span = key_span(T, D, sizeof(P), sizeof(E));
   ClaimAhead claim;
-#pragma omp parallel
+#pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work(Ops::kBwdZone);
-    P* kt = grab<P>(kKt, d2 / 2 * tp);
-    P* vt = grab<P>(kVt, d2 / 2 * tp);
-    P* kn = grab<P>(kKn, t2 / 2 * D);
-    P* rows_buf = grab<P>(kRows, std::max(d2 / 2 * T, qb / 2 * D));
-    P* pv = grab<P>(kPv, qb / 2 * tp);
-    P* dsv = grab<P>(kDsv, qb / 2 * tp);
+    P* kt = grab<P>(ctx, kKt, d2 / 2 * tp);
+    P* vt = grab<P>(ctx, kVt, d2 / 2 * tp);
+    P* kn = grab<P>(ctx, kKn, t2 / 2 * D);
+    P* rows_buf = grab<P>(ctx, kRows, std::max(d2 / 2 * T, qb / 2 * D));
+    P* pv = grab<P>(ctx, kPv, qb / 2 * tp);
+    P* dsv = grab<P>(ctx, kDsv, qb / 2 * tp);
     // A head's Q and dO operands and D_i, per query block, made once and read by every span.
-    P* qt_all = grab<P>(kQt, nblocks * D * qb / 2);
-    P* dt_all = grab<P>(kDt, nblocks * D * qb / 2);
-    E* qa_all = grab<E>(kQa, nblocks * qb * d2);
-    E* da_all = grab<E>(kDa, nblocks * qb * d2);
-    float* di_all = grab<float>(kPa, nblocks * qb);
-    E* dsa = grab<E>(kDsa, qb * padded(t2, kElemLine));
-    float* s = grab<float>(kS, qb * tf);
-    float* dp = grab<float>(kDp, qb * tf);
-    float* ob = grab<float>(kOut, qb * D);
-    float* dkt = grab<float>(kDkt, D * tf);
-    float* dvt = grab<float>(kDvt, D * tf);
+    P* qt_all = grab<P>(ctx, kQt, nblocks * D * qb / 2);
+    P* dt_all = grab<P>(ctx, kDt, nblocks * D * qb / 2);
+    E* qa_all = grab<E>(ctx, kQa, nblocks * qb * d2);
+    E* da_all = grab<E>(ctx, kDa, nblocks * qb * d2);
+    float* di_all = grab<float>(ctx, kPa, nblocks * qb);
+    E* dsa = grab<E>(ctx, kDsa, qb * padded(t2, kElemLine));
+    float* s = grab<float>(ctx, kS, qb * tf);
+    float* dp = grab<float>(ctx, kDp, qb * tf);
+    float* ob = grab<float>(ctx, kOut, qb * D);
+    float* dkt = grab<float>(ctx, kDkt, D * tf);
+    float* dvt = grab<float>(ctx, kDvt, D * tf);
     // With several key spans, a head's dQ adds up here (rows of D, contiguous), then goes out.
-    float* dqh = span < T ? grab<float>(kDq, T * D) : nullptr;
+    float* dqh = span < T ? grab<float>(ctx, kDq, T * D) : nullptr;
     // Tasks as in the forward: where fetch_next, claimed one ahead, and while a head's products
     // run, the rows the next head reads (Q's, dO's and O's, and the next task's K and V) are
     // fetched, a share a block.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/exec.h"
 #include "profile/profile.h"
 
 namespace nt::cpu {
@@ -12,8 +13,8 @@ namespace nt::cpu {
 inline constexpr int64_t kChunk = 8192;
 
 template <class F>
-void chunked(int64_t n, F body) {
-#pragma omp parallel if (n > 4 * kChunk)
+void chunked(const ExecContext& ctx, int64_t n, F body) {
+#pragma omp parallel num_threads(ctx.threads()) if (n > 4 * kChunk)
   {
     profile::WorkZone work("elementwise");
 #pragma omp for schedule(static) nowait

@@ -19,9 +19,9 @@ inline __m512 widen16(const uint16_t* p, __mmask16 m) { return widen_bf16x16(loa
 // which the compiler turns into plain loads and stores: masked ones streaming from memory run at
 // a fraction of the rate on Zen 5.
 template <class Op>
-void in_chunks(int64_t n, const char* zone, Op op) {
+void in_chunks(const ExecContext& ctx, int64_t n, const char* zone, Op op) {
   constexpr int64_t kChunk = 16384;
-#pragma omp parallel if (n > 2 * kChunk)
+#pragma omp parallel num_threads(ctx.threads()) if (n > 2 * kChunk)
   {
     profile::WorkZone work(zone);
 #pragma omp for schedule(static) nowait
@@ -35,26 +35,26 @@ void in_chunks(int64_t n, const char* zone, Op op) {
 }
 }  // namespace
 
-void relu2_fwd_bf16_avx512(uint16_t* out, const uint16_t* inp, int64_t n) {
+void relu2_fwd_bf16_avx512(const ExecContext& ctx, uint16_t* out, const uint16_t* inp, int64_t n) {
   const __m512 zero = _mm512_setzero_ps();
-  in_chunks(n, "relu2 fwd bf16", [&](int64_t i, __mmask16 m) {
+  in_chunks(ctx, n, "relu2 fwd bf16", [&](int64_t i, __mmask16 m) {
     const __m512 r = _mm512_max_ps(widen16(inp + i, m), zero);
     store_masked_epi16x16(out + i, m, bf16x16(_mm512_mul_ps(r, r)));
   });
 }
 
-void relu2_bwd_bf16_avx512(uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n) {
+void relu2_bwd_bf16_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp,
+                           int64_t n) {
   const __m512 zero = _mm512_setzero_ps(), two = _mm512_set1_ps(2.0f);
-  in_chunks(n, "relu2 bwd bf16", [&](int64_t i, __mmask16 m) {
+  in_chunks(ctx, n, "relu2 bwd bf16", [&](int64_t i, __mmask16 m) {
     const __m512 r = _mm512_max_ps(widen16(inp + i, m), zero);
     store_masked_epi16x16(dinp + i, m, bf16x16(_mm512_mul_ps(_mm512_mul_ps(two, r), widen16(dout + i, m))));
   });
 }
 
-void to_bf16_avx512(uint16_t* dst, const float* src, int64_t n) {
-  in_chunks(n, "to bf16", [&](int64_t i, __mmask16 m) {
-    store_masked_epi16x16(dst + i, m, bf16x16(load_masked_ps(m, src + i)));
-  });
+void to_bf16_avx512(const ExecContext& ctx, uint16_t* dst, const float* src, int64_t n) {
+  in_chunks(ctx, n, "to bf16",
+            [&](int64_t i, __mmask16 m) { store_masked_epi16x16(dst + i, m, bf16x16(load_masked_ps(m, src + i))); });
 }
 void to_bf16_row_avx512(uint16_t* dst, const float* src, int64_t n) {
   for (int64_t j = 0; j < n; j += 16) {
@@ -62,8 +62,9 @@ void to_bf16_row_avx512(uint16_t* dst, const float* src, int64_t n) {
     store_masked_epi16x16(dst + j, m, bf16x16(load_masked_ps(m, src + j)));
   }
 }
-void to_bf16_rows_avx512(uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows, int64_t cols) {
-#pragma omp parallel if (rows * cols > 32768)
+void to_bf16_rows_avx512(const ExecContext& ctx, uint16_t* dst, int64_t ld_dst, const float* src, int64_t rows,
+                         int64_t cols) {
+#pragma omp parallel num_threads(ctx.threads()) if (rows * cols > 32768)
   {
     profile::WorkZone work("to bf16 rows");
 #pragma omp for schedule(static) nowait

@@ -30,12 +30,12 @@ void relu2_row(float* out, const float* inp, int64_t n) {
   }
 }
 
-void relu2_fwd(float* out, const float* inp, int64_t n) {
-  chunked(n, [=](int64_t i, int64_t end) { relu2_row(out + i, inp + i, end - i); });
+void relu2_fwd(const ExecContext& ctx, float* out, const float* inp, int64_t n) {
+  chunked(ctx, n, [=](int64_t i, int64_t end) { relu2_row(out + i, inp + i, end - i); });
 }
 
-void relu2_bwd(float* dinp, const float* dout, const float* inp, int64_t n) {
-  chunked(n, [=](int64_t i, int64_t end) {
+void relu2_bwd(const ExecContext& ctx, float* dinp, const float* dout, const float* inp, int64_t n) {
+  chunked(ctx, n, [=](int64_t i, int64_t end) {
     const __m256 z = _mm256_setzero_ps(), two = _mm256_set1_ps(2.0f);
     for (; i + 8 <= end; i += 8) {
       const __m256 r = _mm256_max_ps(_mm256_loadu_ps(inp + i), z);
@@ -45,15 +45,15 @@ void relu2_bwd(float* dinp, const float* dout, const float* inp, int64_t n) {
   });
 }
 
-void embed_fwd(float* out, const int32_t* ids, const float* wte, int64_t n, int64_t c) {
-#pragma omp parallel for schedule(static)
+void embed_fwd(const ExecContext& ctx, float* out, const int32_t* ids, const float* wte, int64_t n, int64_t c) {
+#pragma omp parallel for schedule(static) num_threads(ctx.threads())
   for (int64_t i = 0; i < n; ++i) std::copy_n(wte + int64_t(ids[i]) * c, c, out + i * c);
 }
 
 // Each thread owns a range of channels for every row, so no two threads write one element and
 // the summation order over rows is fixed: deterministic for any thread count.
-void embed_bwd(float* dwte, const float* dout, const int32_t* ids, int64_t n, int64_t c) {
-#pragma omp parallel
+void embed_bwd(const ExecContext& ctx, float* dwte, const float* dout, const int32_t* ids, int64_t n, int64_t c) {
+#pragma omp parallel num_threads(ctx.threads())
   {
     const int64_t nth = omp_get_num_threads(), th = omp_get_thread_num();
     const int64_t chunk = (c + nth - 1) / nth;
@@ -66,10 +66,10 @@ void embed_bwd(float* dwte, const float* dout, const int32_t* ids, int64_t n, in
   }
 }
 
-void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1, float b2, float eps,
-                float wd, float bc1, float bc2) {
+void adamw_step(const ExecContext& ctx, float* p, const float* g, float* m, float* v, int64_t n, float lr, float b1,
+                float b2, float eps, float wd, float bc1, float bc2) {
   const float decay = 1.0f - lr * wd, step = lr / bc1, inv_bc2 = 1.0f / bc2;
-  chunked(n, [=](int64_t i, int64_t end) {
+  chunked(ctx, n, [=](int64_t i, int64_t end) {
     const __m256 vb1 = _mm256_set1_ps(b1), vb2 = _mm256_set1_ps(b2), c1 = _mm256_set1_ps(1.0f - b1),
                  c2 = _mm256_set1_ps(1.0f - b2), vdecay = _mm256_set1_ps(decay), vstep = _mm256_set1_ps(step),
                  vinv = _mm256_set1_ps(inv_bc2), veps = _mm256_set1_ps(eps);
@@ -95,8 +95,8 @@ void adamw_step(float* p, const float* g, float* m, float* v, int64_t n, float l
   });
 }
 
-void axpby(float* y, const float* x, int64_t n, float a, float b) {
-  chunked(n, [=](int64_t i, int64_t end) {
+void axpby(const ExecContext& ctx, float* y, const float* x, int64_t n, float a, float b) {
+  chunked(ctx, n, [=](int64_t i, int64_t end) {
     const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
     for (; i + 8 <= end; i += 8)
       _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_mul_ps(va, _mm256_loadu_ps(x + i)),
@@ -105,8 +105,8 @@ void axpby(float* y, const float* x, int64_t n, float a, float b) {
   });
 }
 
-void nesterov(float* u, float* buf, const float* g, int64_t n, float mom) {
-  chunked(n, [=](int64_t i, int64_t end) {
+void nesterov(const ExecContext& ctx, float* u, float* buf, const float* g, int64_t n, float mom) {
+  chunked(ctx, n, [=](int64_t i, int64_t end) {
     const __m256 vm = _mm256_set1_ps(mom), v1 = _mm256_set1_ps(1.0f - mom);
     for (; i + 8 <= end; i += 8) {
       const __m256 gg = _mm256_mul_ps(v1, _mm256_loadu_ps(g + i));
@@ -123,9 +123,9 @@ void nesterov(float* u, float* buf, const float* g, int64_t n, float mom) {
 
 // 8 x 8 blocks through registers (transpose_32bit), 64 of src's columns (dst's rows) a task: a
 // scalar loop over 32 x 32 tiles would put the tile's 32 rows, 2-8 KiB apart, in one L1 set.
-void transpose(float* dst, const float* src, int64_t rows, int64_t cols) {
+void transpose(const ExecContext& ctx, float* dst, const float* src, int64_t rows, int64_t cols) {
   constexpr int64_t kCols = 64;
-#pragma omp parallel
+#pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("transpose");
 #pragma omp for schedule(static) nowait
@@ -135,10 +135,10 @@ void transpose(float* dst, const float* src, int64_t rows, int64_t cols) {
   }
 }
 
-double sum_squares(const float* x, int64_t n) {
+double sum_squares(const ExecContext& ctx, const float* x, int64_t n) {
   double total = 0;
   constexpr int64_t kChunk = 4096;
-#pragma omp parallel for reduction(+ : total) schedule(static)
+#pragma omp parallel for reduction(+ : total) schedule(static) num_threads(ctx.threads())
   for (int64_t i0 = 0; i0 < n; i0 += kChunk) total += double(sum_sq(x + i0, std::min(kChunk, n - i0)));
   return total;
 }

@@ -13,11 +13,11 @@ namespace nt::cpu {
 // In 32 x 32 blocks, because element by element every read comes from a different cache line.
 // The blocks below the diagonal go through 8 x 8 register transposes; the diagonal blocks, which
 // would read what they write, stay element by element.
-void mirror_upper_triangle(float* c, int64_t m) {
+void mirror_upper_triangle(const ExecContext& ctx, float* c, int64_t m) {
   constexpr int64_t kBlock = 32;
   const int64_t blocks = (m + kBlock - 1) / kBlock;
   auto* w = reinterpret_cast<uint32_t*>(c);  // moved as bit patterns: exact
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ctx.threads())
   for (int64_t bi = 0; bi < blocks; ++bi) {
     const int64_t i0 = bi * kBlock, i1 = std::min(m, i0 + kBlock);
     // Block (bi, bj) of the lower triangle, bj < bi, from block (bj, bi) of the upper one.

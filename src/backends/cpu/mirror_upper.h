@@ -6,10 +6,11 @@
 #include <cstdint>
 
 #include "composed/upper_triangle.h"
+#include "kernels/exec.h"
 
 namespace nt::cpu {
 
 // Copies the strict upper triangle of the (m, m) row-major c below the diagonal (exactly).
-void mirror_upper_triangle(float* c, int64_t m);
+void mirror_upper_triangle(const ExecContext& ctx, float* c, int64_t m);
 
 }  // namespace nt::cpu

@@ -112,9 +112,9 @@ void emit_block(const float* c, int64_t ldc, int64_t i0, int64_t j0, int64_t m, 
 // at bi m/32 + bj: a row-major C's rows, 2 KiB apart at m = 512, would crowd a few L1 sets). In
 // passes of kGramSteps k-steps: a block row's two A tiles of a pass stay in L1
 // while the blocks to its right stream theirs from L2.
-void gram_upper(float* c, const uint16_t* a, const uint16_t* bt, int64_t m, int64_t k) {
+void gram_upper(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* bt, int64_t m, int64_t k) {
   const int64_t steps = k / 32, blocks = m / 32;
-#pragma omp parallel
+#pragma omp parallel num_threads(ctx.threads())
   {
     load_full_tile_config();
     for (int64_t s0 = 0; s0 < steps; s0 += kGramSteps) {
@@ -136,10 +136,10 @@ void gram_upper(float* c, const uint16_t* a, const uint16_t* bt, int64_t m, int6
 // layout `b` (S being symmetric, also the B layout of its transpose). Each block above the
 // diagonal gives its mirror image below too: the mirror's A tiles are the block's B tiles
 // transposed as 16 x 16 pairs, and its B tiles the block's A tiles transposed.
-void emit_symmetric(const float* g, const float* g2, float cb, float cc, float ca, int64_t m, uint16_t* a,
-                    uint16_t* b) {
+void emit_symmetric(const ExecContext& ctx, const float* g, const float* g2, float cb, float cc, float ca, int64_t m,
+                    uint16_t* a, uint16_t* b) {
   const int64_t blocks = m / 32, steps = m / 32;
-#pragma omp parallel for schedule(dynamic, 4)
+#pragma omp parallel for schedule(dynamic, 4) num_threads(ctx.threads())
   for (int64_t ij = 0; ij < blocks * blocks; ++ij) {
     const int64_t bi = ij / blocks, bj = ij % blocks;
     if (bj < bi) continue;  // made as the mirror of (bj, bi)
@@ -172,10 +172,10 @@ void emit_symmetric(const float* g, const float* g2, float cb, float cc, float c
 // fp32, as (m, n) rows or, transposed, as (n, m) rows of X'^T; else rounded into its layouts as
 // emit_block's a, bt, b. Each 32-column panel of X (m/16 tiles) stays in L1 while P's block
 // rows stream from L2.
-void product(const uint16_t* p, const uint16_t* x, int64_t m, int64_t n, float* out, bool transposed, uint16_t* a,
-             uint16_t* bt, uint16_t* b) {
+void product(const ExecContext& ctx, const uint16_t* p, const uint16_t* x, int64_t m, int64_t n, float* out,
+             bool transposed, uint16_t* a, uint16_t* bt, uint16_t* b) {
   const int64_t steps = m / 32;
-#pragma omp parallel
+#pragma omp parallel num_threads(ctx.threads())
   {
     load_full_tile_config();
     alignas(64) float stage[32 * 32];
@@ -205,8 +205,8 @@ void product(const uint16_t* p, const uint16_t* x, int64_t m, int64_t n, float* 
 
 }  // namespace
 
-bool newton_schulz_bf16_amx(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
-                            int64_t n, int steps, bool gram) {
+bool newton_schulz_bf16_amx(const ExecContext& ctx, float* x, bool transposed, float scale, float* g, float* g2,
+                            uint16_t* work, int64_t m, int64_t n, int steps, bool gram) {
   if (gram || m % 32 != 0 || n % 32 != 0 || m < 32 || m > n || steps < 1) return false;
   const int64_t mn = m * n, mm = m * m;
   // The iterate's A layout, its transpose's B layout, its B layout (two: P X reads one while it
@@ -215,7 +215,7 @@ bool newton_schulz_bf16_amx(float* x, bool transposed, float scale, float* g, fl
   uint16_t *xa = work, *xbt = xa + mn, *xb[2] = {xbt + mn, xbt + 2 * mn};
   uint16_t *aa = xbt + 3 * mn, *ab = aa + mm, *pa = ab + mm;
   // X0 = scale x (or x^T), rounded into its layouts block by block.
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) num_threads(ctx.threads())
   for (int64_t bi = 0; bi < m / 32; ++bi)
     for (int64_t bj = 0; bj < n / 32; ++bj) {
       alignas(64) float s[32 * 32];
@@ -228,12 +228,12 @@ bool newton_schulz_bf16_amx(float* x, bool transposed, float scale, float* g, fl
       emit_block(s, 32, 32 * bi, 32 * bj, m, n, xa, xbt, xb[0]);
     }
   for (int it = 0; it < steps; ++it) {
-    gram_upper(g, xa, xbt, m, n);                                      // A = X X^T
-    emit_symmetric(g, nullptr, 1.0f, 0.0f, 0.0f, m, aa, ab);          // bf16 A, both operands of A A^T
-    gram_upper(g2, aa, ab, m, m);                                      // A A^T = A A
-    emit_symmetric(g, g2, kNewtonSchulzB, kNewtonSchulzC, kNewtonSchulzA, m, pa, nullptr);  // P
+    gram_upper(ctx, g, xa, xbt, m, n);                             // A = X X^T
+    emit_symmetric(ctx, g, nullptr, 1.0f, 0.0f, 0.0f, m, aa, ab);  // bf16 A, both operands of A A^T
+    gram_upper(ctx, g2, aa, ab, m, m);                             // A A^T = A A
+    emit_symmetric(ctx, g, g2, kNewtonSchulzB, kNewtonSchulzC, kNewtonSchulzA, m, pa, nullptr);  // P
     const bool last = it + 1 == steps;
-    product(pa, xb[it & 1], m, n, last ? x : nullptr, transposed, xa, xbt, xb[(it + 1) & 1]);  // X' = P X
+    product(ctx, pa, xb[it & 1], m, n, last ? x : nullptr, transposed, xa, xbt, xb[(it + 1) & 1]);  // X' = P X
   }
   return true;
 }

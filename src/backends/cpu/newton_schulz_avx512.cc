@@ -66,8 +66,8 @@ void emit_iterate(const float* s, int64_t i0, int64_t j0, int64_t m, int64_t n, 
 
 // The symmetric (m, m) fp32 matrix g (whole) rounded to bf16: rows into a (unless null), panels
 // of pairs of rows into b.
-void emit_square(const float* g, int64_t m, uint16_t* a, uint16_t* b) {
-#pragma omp parallel for schedule(static)
+void emit_square(const ExecContext& ctx, const float* g, int64_t m, uint16_t* a, uint16_t* b) {
+#pragma omp parallel for schedule(static) num_threads(ctx.threads())
   for (int64_t rr = 0; rr < m / 2; ++rr) {
     const float *r0 = g + 2 * rr * m, *r1 = r0 + m;
     for (int64_t j = 0; j < m; j += 16) {
@@ -85,23 +85,24 @@ void emit_square(const float* g, int64_t m, uint16_t* a, uint16_t* b) {
 // The panels on and above the diagonal of the symmetric C (m, m) = A B, A (m, 2 k2) bf16 rows
 // (lda elements a row), B in panels of k2 pair-rows: panel p is multiplied by the rows that reach
 // it, 0 .. 32 p + 31. Then mirrored: C exactly symmetric.
-void gram_upper(float* c, const uint16_t* a, int64_t lda, const uint16_t* b, int64_t m, int64_t k2) {
+void gram_upper(const ExecContext& ctx, float* c, const uint16_t* a, int64_t lda, const uint16_t* b, int64_t m,
+                int64_t k2) {
   const int64_t panels = m / kPanel;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ctx.threads())
   for (int64_t q = 0; q < panels; ++q) {
     const int64_t p = panels - 1 - q;  // longest first
     gemm_vnni_bf16_avx512(c + kPanel * p, m, a, lda, b + p * k2 * kPairRow, kPairRow, kPanel * (p + 1), kPanel, k2,
                           false);
   }
-  mirror_upper_triangle(c, m);
+  cpu::mirror_upper_triangle(ctx, c, m);
 }
 
 // X' = P X: P (m, m) bf16 rows, X in xb's panels. With `out`, X' is written in fp32 as (m, n) rows
 // or, transposed, as (n, m) rows of X'^T; else rounded into the next iterate's layouts. Each
 // panel of X stays in L1 while P's rows stream from L2.
-void product(const uint16_t* p, const uint16_t* xb, int64_t m, int64_t n, float* out, bool transposed, uint16_t* xa,
-             uint16_t* xbt, uint16_t* xb_next) {
-#pragma omp parallel
+void product(const ExecContext& ctx, const uint16_t* p, const uint16_t* xb, int64_t m, int64_t n, float* out,
+             bool transposed, uint16_t* xa, uint16_t* xbt, uint16_t* xb_next) {
+#pragma omp parallel num_threads(ctx.threads())
   {
     alignas(64) float stage[kPanel * kPanel];
 #pragma omp for schedule(static)
@@ -132,36 +133,36 @@ void product(const uint16_t* p, const uint16_t* xb, int64_t m, int64_t n, float*
 // step to step is the composed version's own, newton_schulz_gram_step on this backend's table
 // (G G, P G, P (P G) in fp32 on symmetric_product_f32_avx512). x is free once X0 is in bf16: it
 // holds the fp32 R = P G and Q (2 m^2 <= m n).
-void gram_iteration(float* x, bool transposed, float* g, float* g2, uint16_t* xa, uint16_t* xbt, const uint16_t* xb,
-                    uint16_t* pa, uint16_t* qb, int64_t m, int64_t n, int steps) {
+void gram_iteration(const ExecContext& ctx, float* x, bool transposed, float* g, float* g2, uint16_t* xa, uint16_t* xbt,
+                    const uint16_t* xb, uint16_t* pa, uint16_t* qb, int64_t m, int64_t n, int steps) {
   const KernelTable& k = cpu_kernels();
   float *r = x, *q = x + m * m;
-  gram_upper(g, xa, n, xbt, m, n / 2);  // G0 = X0 X0^T
+  gram_upper(ctx, g, xa, n, xbt, m, n / 2);  // G0 = X0 X0^T
   for (int it = 0; it < steps; ++it) {
-    newton_schulz_gram_step(k, g, g2, r, m, it + 1 == steps);  // P into g2; G' into g
+    newton_schulz_gram_step(k, ctx, g, g2, r, m, it + 1 == steps);  // P into g2; G' into g
     if (it == 0) {
       std::memcpy(q, g2, size_t(m * m) * sizeof(float));
     } else {  // Q = P Q, from bf16 copies: P's rows, Q's panels (both symmetric, and they commute)
-      to_bf16_avx512(pa, g2, m * m);
-      emit_square(q, m, nullptr, qb);
-      gram_upper(q, pa, m, qb, m, m / 2);
+      to_bf16_avx512(ctx, pa, g2, m * m);
+      emit_square(ctx, q, m, nullptr, qb);
+      gram_upper(ctx, q, pa, m, qb, m, m / 2);
     }
   }
-  to_bf16_avx512(pa, q, m * m);
-  product(pa, xb, m, n, x, transposed, nullptr, nullptr, nullptr);  // X = Q X0
+  to_bf16_avx512(ctx, pa, q, m * m);
+  product(ctx, pa, xb, m, n, x, transposed, nullptr, nullptr, nullptr);  // X = Q X0
 }
 
 }  // namespace
 
-bool newton_schulz_bf16_avx512(float* x, bool transposed, float scale, float* g, float* g2, uint16_t* work, int64_t m,
-                               int64_t n, int steps, bool gram) {
+bool newton_schulz_bf16_avx512(const ExecContext& ctx, float* x, bool transposed, float scale, float* g, float* g2,
+                               uint16_t* work, int64_t m, int64_t n, int steps, bool gram) {
   if (m % kPanel != 0 || n % kPanel != 0 || m < kPanel || m > n || steps < 1) return false;
   if (gram && !newton_schulz_on_gram(m, n)) return false;  // x holds two m x m matrices on the way
   const int64_t mn = m * n, mm = m * m;
   uint16_t *xa = work, *xbt = xa + mn, *xb[2] = {xbt + mn, xbt + 2 * mn};
   uint16_t *aa = xbt + 3 * mn, *ab = aa + mm, *pa = ab + mm;
   // X0 = scale x (or x^T), rounded into its layouts block by block.
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) num_threads(ctx.threads())
   for (int64_t bi = 0; bi < m / kPanel; ++bi)
     for (int64_t bj = 0; bj < n / kPanel; ++bj) {
       alignas(64) float s[kPanel * kPanel];
@@ -176,17 +177,17 @@ bool newton_schulz_bf16_avx512(float* x, bool transposed, float scale, float* g,
       emit_iterate(s, kPanel * bi, kPanel * bj, m, n, xa, xbt, xb[0]);
     }
   if (gram) {
-    gram_iteration(x, transposed, g, g2, xa, xbt, xb[0], pa, ab, m, n, steps);
+    gram_iteration(ctx, x, transposed, g, g2, xa, xbt, xb[0], pa, ab, m, n, steps);
     return true;
   }
   for (int it = 0; it < steps; ++it) {
-    gram_upper(g, xa, n, xbt, m, n / 2);  // A = X X^T
-    emit_square(g, m, aa, ab);             // bf16 A, both operands of A A
-    gram_upper(g2, aa, m, ab, m, m / 2);  // A A
-    newton_schulz_poly(cpu_kernels(), g2, g, m);  // P = a I + b A + c A A
-    to_bf16_avx512(pa, g2, mm);
+    gram_upper(ctx, g, xa, n, xbt, m, n / 2);          // A = X X^T
+    emit_square(ctx, g, m, aa, ab);                    // bf16 A, both operands of A A
+    gram_upper(ctx, g2, aa, m, ab, m, m / 2);          // A A
+    newton_schulz_poly(cpu_kernels(), ctx, g2, g, m);  // P = a I + b A + c A A
+    to_bf16_avx512(ctx, pa, g2, mm);
     const bool last = it + 1 == steps;
-    product(pa, xb[it & 1], m, n, last ? x : nullptr, transposed, xa, xbt, xb[(it + 1) & 1]);  // X' = P X
+    product(ctx, pa, xb[it & 1], m, n, last ? x : nullptr, transposed, xa, xbt, xb[(it + 1) & 1]);  // X' = P X
   }
   return true;
 }

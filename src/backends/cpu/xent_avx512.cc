@@ -54,16 +54,16 @@ int64_t small_cap_pass1(const float* l, float* urow, float* e, int64_t V, int64_
 // kSmallCap: cap <= kXentShiftByCapMax, so that the softmax's exp(z - cap) is in the exp's range
 // (no clamp, no max pass).
 template <bool kSmallCap>
-void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap, float grad_scale,
-          uint16_t* dlog) {
+void xent(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V,
+          float cap, float grad_scale, uint16_t* dlog) {
   const float inv_cap = 1.0f / cap;
   const __m512 vcap = _mm512_set1_ps(cap), vinv = _mm512_set1_ps(inv_cap);
-#pragma omp parallel
+#pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("xent rows avx512");
     // One row's u and exp(z - cap), side by side: a row at a time, they stay in the core's cache,
     // and the logits are only read (no dirty lines of z to write back).
-    float* urow = static_cast<float*>(thread_scratch(kScratchXent, 2 * size_t(V) * sizeof(float)));
+    float* urow = static_cast<float*>(thread_scratch(ctx, kScratchXent, 2 * size_t(V) * sizeof(float)));
     float* e = urow + V;
 #pragma omp for schedule(static) nowait
     for (int64_t r = 0; r < rows; ++r) {
@@ -142,25 +142,25 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
   }
 }
 
-void xent_by_cap(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
-                 float grad_scale, uint16_t* dlog) {
+void xent_by_cap(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V,
+                 float cap, float grad_scale, uint16_t* dlog) {
   // No soft-cap (cap 0): xent_cpu.cc's pass, which takes that case (no tanh to save lanes on).
   if (cap <= 0.0f) {
-    if (dlog) softcap_xent_bf16_avx2(logits, losses, targets, rows, V, cap, grad_scale, dlog);
-    else softcap_xent(logits, losses, targets, rows, V, cap, grad_scale);
-  } else if (cap <= kXentShiftByCapMax) xent<true>(logits, losses, targets, rows, V, cap, grad_scale, dlog);
-  else xent<false>(logits, losses, targets, rows, V, cap, grad_scale, dlog);
+    if (dlog) softcap_xent_bf16_avx2(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
+    else softcap_xent(ctx, logits, losses, targets, rows, V, cap, grad_scale);
+  } else if (cap <= kXentShiftByCapMax) xent<true>(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
+  else xent<false>(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlog);
 }
 
 }  // namespace
 
-void softcap_xent_avx512(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
-                         float grad_scale) {
-  xent_by_cap(logits, losses, targets, rows, V, cap, grad_scale, nullptr);
+void softcap_xent_avx512(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows,
+                         int64_t V, float cap, float grad_scale) {
+  xent_by_cap(ctx, logits, losses, targets, rows, V, cap, grad_scale, nullptr);
 }
-void softcap_xent_bf16_avx512(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V,
-                              float cap, float grad_scale, uint16_t* dlogits) {
-  xent_by_cap(logits, losses, targets, rows, V, cap, grad_scale, dlogits);
+void softcap_xent_bf16_avx512(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets,
+                              int64_t rows, int64_t V, float cap, float grad_scale, uint16_t* dlogits) {
+  xent_by_cap(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlogits);
 }
 
 }  // namespace nt::cpu

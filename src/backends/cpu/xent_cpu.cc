@@ -50,12 +50,12 @@ int64_t small_cap_pass1(float* l, int64_t V, int64_t avail, __m256 vinv, __m256 
 
 // dlog == nullptr: the gradient overwrites logits (fp32); else it goes to dlog as bf16 and
 // logits is left holding the capped logits z. cap 0: no soft-cap (z = l, dz/dl = 1: inv_cap 0).
-void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap, float grad_scale,
-          uint16_t* dlog) {
+void xent(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V,
+          float cap, float grad_scale, uint16_t* dlog) {
   const bool capped = cap > 0.0f;
   const float inv_cap = capped ? 1.0f / cap : 0.0f;
   const __m256 vcap = _mm256_set1_ps(cap), vinv = _mm256_set1_ps(inv_cap);
-#pragma omp parallel
+#pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("xent rows");
 #pragma omp for schedule(static) nowait
@@ -137,13 +137,13 @@ void xent(float* logits, float* losses, const int32_t* targets, int64_t rows, in
 
 }  // namespace
 
-void softcap_xent(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
-                  float grad_scale) {
-  xent(logits, losses, targets, rows, V, cap, grad_scale, nullptr);
+void softcap_xent(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V,
+                  float cap, float grad_scale) {
+  xent(ctx, logits, losses, targets, rows, V, cap, grad_scale, nullptr);
 }
-void softcap_xent_bf16_avx2(float* logits, float* losses, const int32_t* targets, int64_t rows, int64_t V, float cap,
-                            float grad_scale, uint16_t* dlogits) {
-  xent(logits, losses, targets, rows, V, cap, grad_scale, dlogits);
+void softcap_xent_bf16_avx2(const ExecContext& ctx, float* logits, float* losses, const int32_t* targets, int64_t rows,
+                            int64_t V, float cap, float grad_scale, uint16_t* dlogits) {
+  xent(ctx, logits, losses, targets, rows, V, cap, grad_scale, dlogits);
 }
 
 }  // namespace nt::cpu

@@ -204,6 +204,7 @@ void FastScorer::head(const float* lnf, const std::vector<Need>& needs) {
   const int64_t C = c.d_model, V = c.vocab_size, chunk = head_rows(V);
   const float cap = float(c.softcap);
   const KernelTable& k = model_.kernels();
+  const ExecContext& ctx = model_.exec();
   const float* lm_head = model_.params().views().lm_head;
   targets_.resize(size_t(chunk)), losses_.resize(size_t(chunk)), argmax_.resize(size_t(chunk));
   for (int64_t r0 = 0; r0 < int64_t(needs.size()); r0 += chunk) {
@@ -212,10 +213,10 @@ void FastScorer::head(const float* lnf, const std::vector<Need>& needs) {
       std::copy_n(lnf + needs[size_t(r0 + i)].row * C, C, head_in_.data() + i * C);
       targets_[size_t(i)] = needs[size_t(r0 + i)].target;
     }
-    k.matmul(logits_.data(), head_in_.data(), lm_head, m, V, C, false, true, 0.0f);
-#pragma omp parallel for schedule(static)
+    k.matmul(ctx, logits_.data(), head_in_.data(), lm_head, m, V, C, false, true, 0.0f);
+#pragma omp parallel for schedule(static) num_threads(ctx.threads())
     for (int64_t i = 0; i < m; ++i) argmax_[size_t(i)] = first_capped_argmax(logits_.data() + i * V, V, cap);
-    k.softcap_xent(logits_.data(), losses_.data(), targets_.data(), m, V, cap, 0.0f);
+    k.softcap_xent(ctx, logits_.data(), losses_.data(), targets_.data(), m, V, cap, 0.0f);
     for (int64_t i = 0; i < m; ++i) {
       const Need& n = needs[size_t(r0 + i)];
       loss_sum_[size_t(n.slot)] += double(losses_[size_t(i)]);

@@ -7,12 +7,13 @@
 #include <cmath>
 
 #include "core/check.h"
+#include "core/system.h"
 
 namespace nt {
 
 SegmentForward::SegmentForward(const ModelConfig& cfg, const ModelTensors& weights, const KernelTable& kernels,
                                const float* cos, const float* sin, int64_t max_rows)
-    : cfg_(cfg), w_(weights), k_(kernels), cos_(cos), sin_(sin), max_rows_(max_rows) {
+    : cfg_(cfg), w_(weights), k_(kernels), ctx_(job_threads()), cos_(cos), sin_(sin), max_rows_(max_rows) {
   NT_CHECK(max_rows > 0, "bad row budget %lld", static_cast<long long>(max_rows));
   const size_t N = size_t(max_rows), C = size_t(cfg.d_model), HD = size_t(cfg.n_head) * size_t(cfg.head_dim),
                KD = size_t(cfg.n_kv_head) * size_t(cfg.head_dim), F = size_t(cfg.mlp_dim());
@@ -83,34 +84,34 @@ const float* SegmentForward::blocks(const int32_t* tokens, int64_t rows, const s
     NT_CHECK(tokens[i] >= 0 && tokens[i] < cfg_.vocab_size, "token id %d outside the vocabulary (%d)", tokens[i],
              cfg_.vocab_size);
   // x = rms(wte[idx]), as the training forward.
-  k_.embed_fwd(x_.data(), tokens, w_.wte, rows, C);
-  k_.rmsnorm_fwd(x_.data(), rstd_.data(), x_.data(), rows, C, eps);
+  k_.embed_fwd(ctx_, x_.data(), tokens, w_.wte, rows, C);
+  k_.rmsnorm_fwd(ctx_, x_.data(), rstd_.data(), x_.data(), rows, C, eps);
   for (int l = 0; l < cfg_.depth; ++l) {
     const LayerTensors& lw = w_.layers[size_t(l)];
     // With a cache, this layer's keys and values go straight into it, after the rows it holds.
     float* k = cache ? cache->k.data() + (l * T + cache->len) * KD : k_buf_.data();
     float* v = cache ? cache->v.data() + (l * T + cache->len) * KD : v_.data();
-    k_.rmsnorm_fwd(ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
-    k_.matmul(q_.data(), ln_.data(), lw.wq, rows, HD, C, false, true, 0.0f);
-    k_.matmul(k, ln_.data(), lw.wk, rows, KD, C, false, true, 0.0f);
-    k_.matmul(v, ln_.data(), lw.wv, rows, KD, C, false, true, 0.0f);
-    k_.rope_norm_fwd(q_.data(), rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, H, D, eps);
-    k_.rope_norm_fwd(k, rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, KVH, D, eps);
+    k_.rmsnorm_fwd(ctx_, ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
+    k_.matmul(ctx_, q_.data(), ln_.data(), lw.wq, rows, HD, C, false, true, 0.0f);
+    k_.matmul(ctx_, k, ln_.data(), lw.wk, rows, KD, C, false, true, 0.0f);
+    k_.matmul(ctx_, v, ln_.data(), lw.wv, rows, KD, C, false, true, 0.0f);
+    k_.rope_norm_fwd(ctx_, q_.data(), rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, H, D, eps);
+    k_.rope_norm_fwd(ctx_, k, rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, KVH, D, eps);
     if (cache)
       attention_cached(cache->k.data() + l * T * KD, cache->v.data() + l * T * KD, cache->len, rows);
     else
       attention(segments);
-    k_.matmul(x_.data(), att_.data(), lw.wo, rows, C, HD, false, true, 1.0f);
-    k_.rmsnorm_fwd(ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
-    k_.matmul(fc_.data(), ln_.data(), lw.wfc, rows, F, C, false, true, 0.0f);
+    k_.matmul(ctx_, x_.data(), att_.data(), lw.wo, rows, C, HD, false, true, 1.0f);
+    k_.rmsnorm_fwd(ctx_, ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
+    k_.matmul(ctx_, fc_.data(), ln_.data(), lw.wfc, rows, F, C, false, true, 0.0f);
     if (k_.matmul_relu2) {
-      k_.matmul_relu2(x_.data(), fc_.data(), lw.wproj, rows, C, F, false, true, 1.0f, true);
+      k_.matmul_relu2(ctx_, x_.data(), fc_.data(), lw.wproj, rows, C, F, false, true, 1.0f, true);
     } else {
-      k_.relu2_fwd(act_.data(), fc_.data(), rows * F);
-      k_.matmul(x_.data(), act_.data(), lw.wproj, rows, C, F, false, true, 1.0f);
+      k_.relu2_fwd(ctx_, act_.data(), fc_.data(), rows * F);
+      k_.matmul(ctx_, x_.data(), act_.data(), lw.wproj, rows, C, F, false, true, 1.0f);
     }
   }
-  k_.rmsnorm_fwd(ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
+  k_.rmsnorm_fwd(ctx_, ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
   return ln_.data();
 }
 
@@ -175,8 +176,7 @@ void SegmentForward::attention(const std::vector<Segment>& segments) {
                 T = cfg_.seq_len;
   const float scale = 1.0f / std::sqrt(float(D));
   const size_t per_thread = size_t(kQueryBlock * (T + D));
-  if (scratch_.size() < size_t(omp_get_max_threads()) * per_thread)
-    scratch_.resize(size_t(omp_get_max_threads()) * per_thread);
+  if (scratch_.size() < size_t(ctx_.threads()) * per_thread) scratch_.resize(size_t(ctx_.threads()) * per_thread);
   std::vector<int64_t> children;
   for (int64_t i = 0; i < int64_t(segments.size()); ++i) {
     const Segment& s = segments[size_t(i)];
@@ -184,7 +184,7 @@ void SegmentForward::attention(const std::vector<Segment>& segments) {
       children.push_back(i);
       continue;
     }
-    k_.attention_fwd(att_.data() + s.row * HD, lse_.data(), q_.data() + s.row * HD, k_buf_.data() + s.row * KD,
+    k_.attention_fwd(ctx_, att_.data() + s.row * HD, lse_.data(), q_.data() + s.row * HD, k_buf_.data() + s.row * KD,
                      v_.data() + s.row * KD, 1, s.len, H, KVH, D, kFullWindow);
   }
   // Tasks are (continuation, head); the costliest first, so that long ones do not finish last.
@@ -193,7 +193,7 @@ void SegmentForward::attention(const std::vector<Segment>& segments) {
   };
   std::stable_sort(children.begin(), children.end(), [&](int64_t a, int64_t b) { return cost(a) > cost(b); });
   const int64_t tasks = int64_t(children.size()) * H;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ctx_.threads())
   for (int64_t task = 0; task < tasks; ++task) {
     const Segment& s = segments[size_t(children[size_t(task / H)])];
     const int64_t h = task % H, g = h / group;
@@ -214,10 +214,9 @@ void SegmentForward::attention_cached(const float* k, const float* v, int64_t pa
                 T = cfg_.seq_len;
   const float scale = 1.0f / std::sqrt(float(D));
   const size_t per_thread = size_t(kQueryBlock * (T + D));
-  if (scratch_.size() < size_t(omp_get_max_threads()) * per_thread)
-    scratch_.resize(size_t(omp_get_max_threads()) * per_thread);
+  if (scratch_.size() < size_t(ctx_.threads()) * per_thread) scratch_.resize(size_t(ctx_.threads()) * per_thread);
   const int64_t blocks = (rows + kQueryBlock - 1) / kQueryBlock;
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ctx_.threads())
   for (int64_t task = 0; task < H * blocks; ++task) {
     const int64_t h = task % H, i0 = (task / H) * kQueryBlock, g = h / group;
     float* sc = scratch_.data() + size_t(omp_get_thread_num()) * per_thread;

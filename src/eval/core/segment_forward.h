@@ -67,12 +67,13 @@ class SegmentForward {
   ModelConfig cfg_;
   ModelTensors w_;
   const KernelTable& k_;
+  ExecContext ctx_;  // job_threads() threads: the kernels' and this class's own loops
   const float *cos_, *sin_;
   int64_t max_rows_;
   Buffer<float> x_, ln_, q_, k_buf_, v_, att_, fc_, act_, rstd_, rstd_h_;
   Buffer<float> row_cos_, row_sin_;  // (rows, D/2): each row's rotary angles
   Buffer<float> lse_;                // (rows, H): the training kernel's log-sum-exp, unused
-  Buffer<float> scratch_;            // per thread: a block of query rows' scores and outputs
+  Buffer<float> scratch_;            // per thread of ctx_: a block of query rows' scores and outputs
 };
 
 }  // namespace nt

@@ -143,14 +143,14 @@ struct Next {
 // then the other threads' leftovers) and runs each against every panel. A barrier ends each
 // block, so that no two threads hold one group of C in different blocks. C's row i is at
 // c + i n. relu2_a, relu2_b: that operand is read through the MLP's activation (for_row_pairs).
-void run_rows(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, int64_t kc,
-              StealRanges* ranges, bool add, bool relu2_a, bool relu2_b) {
+void run_rows(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+              int64_t kc, StealRanges* ranges, bool add, bool relu2_a, bool relu2_b) {
   const int t = omp_get_thread_num();
   const int64_t panels = (n + kPanel - 1) / kPanel;
   const int64_t g0 = ranges[0].first(t), g1 = ranges[0].end(t);  // the thread's own range (every block's)
   uint16_t* const bp =
-      static_cast<uint16_t*>(thread_scratch(kScratchAtB, size_t(panels * kc * kPanel) * sizeof(uint16_t)));
-  uint16_t* const ap = static_cast<uint16_t*>(thread_scratch(kScratchAtA, size_t(kc * kGroup) * sizeof(uint16_t)));
+      static_cast<uint16_t*>(thread_scratch(ctx, kScratchAtB, size_t(panels * kc * kPanel) * sizeof(uint16_t)));
+  uint16_t* const ap = static_cast<uint16_t*>(thread_scratch(ctx, kScratchAtA, size_t(kc * kGroup) * sizeof(uint16_t)));
   for (int64_t k0 = 0, block = 0; k0 < k; k0 += kc, ++block) {
     const int64_t kb = k - k0 < kc ? k - k0 : kc;
     const bool load = add || k0 > 0;
@@ -224,8 +224,8 @@ int64_t block_rows(int64_t n, int64_t k) {
 
 }  // namespace
 
-bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool add,
-                        bool relu2_b) {
+bool gemm_at_f32_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
+                        int64_t k, bool add, bool relu2_b) {
   if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
   // C wider than tall (c_proj's gradient): C^T = B^T A, taller than wide, by the same product into
   // scratch, then transposed into C. The transpose reads and writes C once; the product loads and
@@ -238,16 +238,16 @@ bool gemm_at_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t 
   // Each block's groups shared out by work stealing (steal_ranges.h): on a shared machine one core
   // can run slower than the other for a while, and with a static split the faster thread would
   // wait at the end of every product.
-  const int threads = omp_get_max_threads();
+  const int threads = ctx.threads();
   std::vector<StealRanges> ranges;
   ranges.reserve(size_t((k + kc - 1) / kc));
   for (int64_t k0 = 0; k0 < k; k0 += kc) ranges.emplace_back(groups, threads);
-  float* const ct = wide ? static_cast<float*>(thread_scratch(kScratchAtT, size_t(rows * cols) * sizeof(float)))
-                         : nullptr;
-#pragma omp parallel
+  float* const ct =
+      wide ? static_cast<float*>(thread_scratch(ctx, kScratchAtT, size_t(rows * cols) * sizeof(float))) : nullptr;
+#pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("gemm at");
-    run_rows(wide ? ct : c, pa, pb, rows, cols, k, kc, ranges.data(), add && !wide, wide ? relu2_b : false,
+    run_rows(ctx, wide ? ct : c, pa, pb, rows, cols, k, kc, ranges.data(), add && !wide, wide ? relu2_b : false,
              wide ? false : relu2_b);
     if (wide) {  // (run_rows ends with a barrier: C^T is whole)
       const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();

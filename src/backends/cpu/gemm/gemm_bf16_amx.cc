@@ -222,21 +222,22 @@ void pack_y_chunk(uint16_t* dst, const Operand& y, int64_t n, int64_t k0, int64_
 }  // namespace
 
 // Chunks of kChunk reductions (the chunk of an X read in place), each its own packed block.
-int64_t amx_packed_b_size(int64_t n, int64_t k) {
+int64_t amx_packed_b_size(const ExecContext& ctx, int64_t n, int64_t k) {
   const int64_t panels = round_up(n, 32) / 16, full = k / kChunk;
   return panels * 16 * (full * kChunk + round_up(k - full * kChunk, 32));
 }
 
-void amx_pack_b(uint16_t* packed, const uint16_t* b, int64_t n, int64_t k, bool tb) {
+void amx_pack_b(const ExecContext& ctx, uint16_t* packed, const uint16_t* b, int64_t n, int64_t k, bool tb) {
   const Operand y = tb ? Operand{b, 1, k} : Operand{b, n, 1};
   const int64_t panels = round_up(n, 32) / 16;
-#pragma omp parallel
+#pragma omp parallel num_threads(ctx.threads())
   for (int64_t k0 = 0; k0 < k; k0 += kChunk)
     pack_y_chunk(packed + panels * 16 * k0, y, n, k0, k - k0 < kChunk ? k - k0 : kChunk);
 }
 
-bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                     int64_t k, bool ta, bool tb, float beta, Relu2Operand relu2, const uint16_t* packed_b) {
+bool matmul_bf16_amx(const ExecContext& ctx, void* c, int64_t ldc, bool bf16_out, const uint16_t* a, const uint16_t* b,
+                     int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, Relu2Operand relu2,
+                     const uint16_t* packed_b) {
   if (ta && tb) return false;
   // P = X Y with X(i, kk) and Y(kk, j) as Operands.
   const bool relu2_x = relu2 == Relu2Operand::kA, relu2_y = relu2 == Relu2Operand::kB;
@@ -258,7 +259,7 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
   // Row blocks of about kXBlockBytes, at least two a thread where there are rows enough, handed
   // out in order (static), so that each thread writes about the rows that the next op's own
   // static split gives it. Too few rows for the threads: the columns are split too.
-  const int64_t threads = omp_get_max_threads();
+  const int64_t threads = ctx.threads();
   int64_t block_rows = kXBlockBytes / (2 * kc_max) / 32 * 32;
   const int64_t rows_per_thread = round_up(m, 32 * 2 * threads) / (2 * threads);
   if (block_rows > rows_per_thread) block_rows = rows_per_thread;
@@ -273,7 +274,7 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
   const int64_t units = xblocks * col_parts, col_pairs = panels / 2;
 
   uint16_t* const y_scratch =
-      packed_b ? nullptr : static_cast<uint16_t*>(thread_scratch(kScratchAmxY, size_t(panels * 16 * kc_max) * 2));
+      packed_b ? nullptr : static_cast<uint16_t*>(thread_scratch(ctx, kScratchAmxY, size_t(panels * 16 * kc_max) * 2));
   // X packed from long rows of A (the weight gradients of the MLP's up product and of q, k, v:
   // A's rows F or H D + 2 KVH D bf16) over long chunks is packed whole per chunk, by all threads
   // a k-step at a time: each of A's rows is then read in one run (per row block of 128 rows of X
@@ -284,11 +285,12 @@ bool matmul_bf16_amx(void* c, int64_t ldc, bool bf16_out, const uint16_t* a, con
   const bool shared_x = !x_in_place && x.col != 1 && x.col * 2 >= kSharedXRowBytes && kc_max >= kChunkPackedX &&
                         x_groups * 16 * kc_max * 2 <= kSharedXBytes;
   uint16_t* const x_all =
-      shared_x ? static_cast<uint16_t*>(thread_scratch(kScratchAmxXAll, size_t(x_groups * 16 * kc_max) * 2)) : nullptr;
-#pragma omp parallel
+      shared_x ? static_cast<uint16_t*>(thread_scratch(ctx, kScratchAmxXAll, size_t(x_groups * 16 * kc_max) * 2))
+               : nullptr;
+#pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("gemm amx");
-    uint16_t* xp = static_cast<uint16_t*>(thread_scratch(kScratchAmxX, size_t(block_rows * kc_max) * 2));
+    uint16_t* xp = static_cast<uint16_t*>(thread_scratch(ctx, kScratchAmxX, size_t(block_rows * kc_max) * 2));
     alignas(64) float t[2][32 * 32 * kMaxWide];  // staging: two blocks of 32 rows
     load_full_tile_config();
     for (int64_t k0 = 0; k0 < k; k0 += chunk) {

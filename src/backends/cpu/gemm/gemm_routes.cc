@@ -51,14 +51,15 @@ bool tiles_gain(int64_t m, int64_t n, int64_t k, bool ta) {
 // (the backend's own activation pass, the same values) into the calling thread's kScratchRelu2
 // buffer, then the plain product's entry point.
 template <class T>
-bool relu2_then_matmul(const GemmCall& c, void (*relu2)(T*, const T*, int64_t),
-                       void (*matmul)(float*, const T*, const T*, int64_t, int64_t, int64_t, bool, bool, float)) {
+bool relu2_then_matmul(const GemmCall& c, void (*relu2)(const ExecContext&, T*, const T*, int64_t),
+                       void (*matmul)(const ExecContext&, float*, const T*, const T*, int64_t, int64_t, int64_t, bool,
+                                      bool, float)) {
   const T* a = static_cast<const T*>(c.a);
   const T* b = static_cast<const T*>(c.b);
   const int64_t count = c.relu2_a ? c.m * c.k : c.k * c.n;
-  T* act = static_cast<T*>(thread_scratch(kScratchRelu2, size_t(count) * sizeof(T)));
-  relu2(act, c.relu2_a ? a : b, count);
-  matmul(cf(c), c.relu2_a ? act : a, c.relu2_a ? b : act, c.m, c.n, c.k, c.ta, c.tb, c.beta);
+  T* act = static_cast<T*>(thread_scratch(*c.ctx, kScratchRelu2, size_t(count) * sizeof(T)));
+  relu2(*c.ctx, act, c.relu2_a ? a : b, count);
+  matmul(*c.ctx, cf(c), c.relu2_a ? act : a, c.relu2_a ? b : act, c.m, c.n, c.k, c.ta, c.tb, c.beta);
   return true;
 }
 
@@ -69,39 +70,37 @@ constexpr const char* kAmxText = "m, n, k >= 1, not A^T B^T";
 
 // fp32.
 constexpr GemmKernel kNothing{"none (C is empty)", nullptr, "", [](const GemmCall&) { return true; }};
-constexpr GemmKernel kGramF32{"gram_f32_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
-                                return gram_f32_avx512(cf(c), af(c), c.m, c.k);
-                              }};
+constexpr GemmKernel kGramF32{"gram_f32_avx512", takes_pairs, kPairsText,
+                              [](const GemmCall& c) { return gram_f32_avx512(*c.ctx, cf(c), af(c), c.m, c.k); }};
 constexpr GemmKernel kSgemmNt{"sgemm_nt_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
-                                return sgemm_nt_avx512(cf(c), af(c), bf(c), c.m, c.n, c.k, add(c));
+                                return sgemm_nt_avx512(*c.ctx, cf(c), af(c), bf(c), c.m, c.n, c.k, add(c));
                               }};
 constexpr GemmKernel kSgemmNtRelu2{"sgemm_nt_avx512 (relu2 A)", takes_pairs, kPairsText, [](const GemmCall& c) {
-                                     return sgemm_nt_avx512(cf(c), af(c), bf(c), c.m, c.n, c.k, add(c), true);
+                                     return sgemm_nt_avx512(*c.ctx, cf(c), af(c), bf(c), c.m, c.n, c.k, add(c), true);
                                    }};
 constexpr GemmKernel kSgemmNn{"sgemm_nn_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
-                                return sgemm_nn_avx512(cf(c), af(c), bf(c), c.m, c.n, c.k, add(c));
+                                return sgemm_nn_avx512(*c.ctx, cf(c), af(c), bf(c), c.m, c.n, c.k, add(c));
                               }};
 constexpr GemmKernel kSgemmAt{"sgemm_at_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
-                                return sgemm_at_avx512(cf(c), af(c), bf(c), c.m, c.n, c.k, add(c));
+                                return sgemm_at_avx512(*c.ctx, cf(c), af(c), bf(c), c.m, c.n, c.k, add(c));
                               }};
-constexpr GemmKernel kOnednnMatmulGram{"oneDNN matmul, mirrored", nullptr, "", [](const GemmCall& c) {
-                                         if (!matmul_f32_brgemm(cf(c), c.n, af(c), bf(c), c.m, c.n, c.k, c.ta, c.tb,
-                                                                c.beta))
-                                           return false;
-                                         mirror_upper_triangle(cf(c), c.m);
-                                         return true;
-                                       }};
+constexpr GemmKernel kOnednnMatmulGram{
+    "oneDNN matmul, mirrored", nullptr, "", [](const GemmCall& c) {
+      if (!matmul_f32_brgemm(*c.ctx, cf(c), c.n, af(c), bf(c), c.m, c.n, c.k, c.ta, c.tb, c.beta)) return false;
+      cpu::mirror_upper_triangle(*c.ctx, cf(c), c.m);
+      return true;
+    }};
 constexpr GemmKernel kOnednnSgemmGram{"oneDNN sgemm on the upper block rows, mirrored", nullptr, "",
                                       [](const GemmCall& c) {
-                                        sgemm_upper_onednn(cf(c), af(c), c.m, c.k);
+                                        sgemm_upper_onednn(*c.ctx, cf(c), af(c), c.m, c.k);
                                         return true;
                                       }};
 constexpr GemmKernel kOnednnMatmulF32{"oneDNN matmul", nullptr, "", [](const GemmCall& c) {
-                                        return matmul_f32_brgemm(cf(c), c.n, af(c), bf(c), c.m, c.n, c.k, c.ta, c.tb,
-                                                                 c.beta);
+                                        return matmul_f32_brgemm(*c.ctx, cf(c), c.n, af(c), bf(c), c.m, c.n, c.k, c.ta,
+                                                                 c.tb, c.beta);
                                       }};
 constexpr GemmKernel kOnednnSgemm{"oneDNN sgemm", nullptr, "", [](const GemmCall& c) {
-                                    sgemm_onednn(cf(c), af(c), bf(c), c.m, c.n, c.k, c.ta, c.tb, c.beta);
+                                    sgemm_onednn(*c.ctx, cf(c), af(c), bf(c), c.m, c.n, c.k, c.ta, c.tb, c.beta);
                                     return true;
                                   }};
 constexpr GemmKernel kRelu2ThenF32{"relu2_fwd, then matmul_avx512", nullptr, "", [](const GemmCall& c) {
@@ -110,18 +109,20 @@ constexpr GemmKernel kRelu2ThenF32{"relu2_fwd, then matmul_avx512", nullptr, "",
 
 // bf16 operands.
 constexpr GemmKernel kAmxGemm{"matmul_bf16_amx", takes_amx, kAmxText, [](const GemmCall& c) {
-                            return matmul_bf16_amx(c.c, c.n, false, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, c.beta);
-                          }};
+                                return matmul_bf16_amx(*c.ctx, c.c, c.n, false, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb,
+                                                       c.beta);
+                              }};
 constexpr GemmKernel kAmxRelu2{"matmul_bf16_amx (relu2 operand)", takes_amx, kAmxText, [](const GemmCall& c) {
-                                 return matmul_bf16_amx(c.c, c.n, false, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb,
-                                                        c.beta, c.relu2_a ? Relu2Operand::kA : Relu2Operand::kB);
+                                 return matmul_bf16_amx(*c.ctx, c.c, c.n, false, ah(c), bh(c), c.m, c.n, c.k, c.ta,
+                                                        c.tb, c.beta, c.relu2_a ? Relu2Operand::kA : Relu2Operand::kB);
                                }};
 constexpr GemmKernel kAmxOut{"matmul_bf16_amx (bf16 C)", takes_amx, kAmxText, [](const GemmCall& c) {
-                               return matmul_bf16_amx(c.c, c.n, true, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, 0.0f);
+                               return matmul_bf16_amx(*c.ctx, c.c, c.n, true, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb,
+                                                      0.0f);
                              }};
 constexpr GemmKernel kAmxPacked{"matmul_bf16_amx (packed B)", nullptr, "", [](const GemmCall& c) {
-                                  return matmul_bf16_amx(c.c, c.n, false, ah(c), nullptr, c.m, c.n, c.k, c.ta, false,
-                                                         c.beta, Relu2Operand::kNone, bh(c));
+                                  return matmul_bf16_amx(*c.ctx, c.c, c.n, false, ah(c), nullptr, c.m, c.n, c.k, c.ta,
+                                                         false, c.beta, Relu2Operand::kNone, bh(c));
                                 }};
 constexpr GemmKernel kScaleC{"C = beta C", nullptr, "", [](const GemmCall& c) {
                                float* out = cf(c);
@@ -129,29 +130,30 @@ constexpr GemmKernel kScaleC{"C = beta C", nullptr, "", [](const GemmCall& c) {
                                return true;
                              }};
 constexpr GemmKernel kOnednnBf16{"matmul_bf16_onednn", nullptr, "", [](const GemmCall& c) {
-                                   matmul_bf16_onednn(cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, c.beta);
+                                   matmul_bf16_onednn(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, c.beta);
                                    return true;
                                  }};
 constexpr GemmKernel kGemmAt{"gemm_at_f32_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
-                               return gemm_at_f32_avx512(cf(c), ah(c), bh(c), c.m, c.n, c.k, add(c));
+                               return gemm_at_f32_avx512(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, add(c));
                              }};
 constexpr GemmKernel kGemmAtRelu2{"gemm_at_f32_avx512 (relu2 B)", takes_pairs, kPairsText, [](const GemmCall& c) {
-                                    return gemm_at_f32_avx512(cf(c), ah(c), bh(c), c.m, c.n, c.k, add(c), true);
+                                    return gemm_at_f32_avx512(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, add(c), true);
                                   }};
 constexpr GemmKernel kGemmRowsF32{"gemm_rows_f32_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
-                                    return gemm_rows_f32_avx512(cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, add(c));
+                                    return gemm_rows_f32_avx512(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb,
+                                                                add(c));
                                   }};
 constexpr GemmKernel kRowsPacked{"gemm_rows_f32_avx512 (packed panels)", nullptr, "", [](const GemmCall& c) {
-                                   gemm_rows_f32_packed_avx512(cf(c), ah(c), bh(c), c.m, c.n, c.k, add(c));
+                                   gemm_rows_f32_packed_avx512(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, add(c));
                                    return true;
                                  }};
-constexpr GemmKernel kOnednnUnpacked{"matmul_bf16_onednn on op(B) out of the packed form", nullptr, "",
-                                     [](const GemmCall& c) {
-                                       matmul_bf16_onednn_rows_packed(cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.beta);
-                                       return true;
-                                     }};
+constexpr GemmKernel kOnednnUnpacked{
+    "matmul_bf16_onednn on op(B) out of the packed form", nullptr, "", [](const GemmCall& c) {
+      matmul_bf16_onednn_rows_packed(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.beta);
+      return true;
+    }};
 constexpr GemmKernel kWiden{"widen to fp32, then matmul", nullptr, "", [](const GemmCall& c) {
-                              widen_then_matmul(cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, c.beta);
+                              widen_then_matmul(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, c.beta);
                               return true;
                             }};
 constexpr GemmKernel kRelu2ThenTiles{"relu2_fwd_bf16, then matmul_bf16_tiles", nullptr, "", [](const GemmCall& c) {
@@ -164,38 +166,36 @@ constexpr GemmKernel kRelu2ThenAvx512{"relu2_fwd_bf16, then matmul_bf16_avx512",
 
 // bf16 C.
 constexpr GemmKernel kOnednnOut{"matmul_bf16_out_onednn", nullptr, "", [](const GemmCall& c) {
-                                  matmul_bf16_out_onednn(ch(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
+                                  matmul_bf16_out_onednn(*c.ctx, ch(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
                                   return true;
                                 }};
 constexpr GemmKernel kGemmRowsBf16{"gemm_rows_bf16_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
-                                     return gemm_rows_bf16_avx512(ch(c), nullptr, nullptr, ah(c), bh(c), c.m, c.n, c.k,
-                                                                  c.ta, c.tb);
+                                     return gemm_rows_bf16_avx512(*c.ctx, ch(c), nullptr, nullptr, ah(c), bh(c), c.m,
+                                                                  c.n, c.k, c.ta, c.tb);
                                    }};
-constexpr GemmKernel kGemmRowsRelu2{"gemm_rows_bf16_avx512 (and relu2(C))", takes_pairs, kPairsText,
-                                    [](const GemmCall& c) {
-                                      return gemm_rows_bf16_avx512(ch(c), c.act, nullptr, ah(c), bh(c), c.m, c.n, c.k,
-                                                                   c.ta, c.tb);
-                                    }};
-constexpr GemmKernel kGemmRowsRelu2Bwd{"gemm_rows_bf16_avx512 (relu2's gradient)", takes_pairs, kPairsText,
-                                       [](const GemmCall& c) {
-                                         return gemm_rows_bf16_avx512(ch(c), nullptr, c.inp, ah(c), bh(c), c.m, c.n,
-                                                                      c.k, c.ta, c.tb);
-                                       }};
-constexpr GemmKernel kOnednnOutRelu2{"matmul_bf16_out_onednn, then relu2_fwd_bf16", nullptr, "",
-                                     [](const GemmCall& c) {
-                                       matmul_bf16_out_onednn(ch(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
-                                       relu2_fwd_bf16_avx512(c.act, ch(c), c.m * c.n);
+constexpr GemmKernel kGemmRowsRelu2{
+    "gemm_rows_bf16_avx512 (and relu2(C))", takes_pairs, kPairsText, [](const GemmCall& c) {
+      return gemm_rows_bf16_avx512(*c.ctx, ch(c), c.act, nullptr, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
+    }};
+constexpr GemmKernel kGemmRowsRelu2Bwd{
+    "gemm_rows_bf16_avx512 (relu2's gradient)", takes_pairs, kPairsText, [](const GemmCall& c) {
+      return gemm_rows_bf16_avx512(*c.ctx, ch(c), nullptr, c.inp, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
+    }};
+constexpr GemmKernel kOnednnOutRelu2{"matmul_bf16_out_onednn, then relu2_fwd_bf16", nullptr, "", [](const GemmCall& c) {
+                                       matmul_bf16_out_onednn(*c.ctx, ch(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
+                                       relu2_fwd_bf16_avx512(*c.ctx, c.act, ch(c), c.m * c.n);
                                        return true;
                                      }};
 constexpr GemmKernel kOnednnOutRelu2Bwd{
     "matmul_bf16_out_onednn into scratch, then relu2_bwd_bf16", nullptr, "", [](const GemmCall& c) {
-      uint16_t* dout = static_cast<uint16_t*>(thread_scratch(kScratchRelu2, size_t(c.m * c.n) * sizeof(uint16_t)));
-      matmul_bf16_out_onednn(dout, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
-      relu2_bwd_bf16_avx512(ch(c), dout, c.inp, c.m * c.n);
+      uint16_t* dout =
+          static_cast<uint16_t*>(thread_scratch(*c.ctx, kScratchRelu2, size_t(c.m * c.n) * sizeof(uint16_t)));
+      matmul_bf16_out_onednn(*c.ctx, dout, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
+      relu2_bwd_bf16_avx512(*c.ctx, ch(c), dout, c.inp, c.m * c.n);
       return true;
     }};
 constexpr GemmKernel kWidenOut{"widen to fp32, matmul, round to bf16", nullptr, "", [](const GemmCall& c) {
-                                 widen_then_matmul_bf16_out(ch(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
+                                 widen_then_matmul_bf16_out(*c.ctx, ch(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
                                  return true;
                                }};
 
@@ -342,6 +342,7 @@ GemmRouteList gemm_routes() { return {kRoutes, int(std::size(kRoutes))}; }
 const GemmRoute* gemm_route_for(GemmOp op, Isa tier, const GemmCall& call) { return walk<false>(op, tier, call); }
 
 void gemm_dispatch(GemmOp op, Isa tier, const GemmCall& call) {
+  NT_CHECK(call.ctx != nullptr, "a GEMM call without its context");
   NT_CHECK(walk<true>(op, tier, call) != nullptr, "no GEMM route for %s at %s (m=%ld n=%ld k=%ld)", gemm_op_name(op),
            isa_name(tier), long(call.m), long(call.n), long(call.k));
 }

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/exec.h"
+
 namespace nt::cpu {
 
 // The product families, one per routing entry-point signature.
@@ -40,7 +42,8 @@ struct GemmCall {
   bool relu2_a = false;           // kF32Relu2, kBf16Relu2: A (else B) is read through relu2
   uint16_t* act = nullptr;        // kBf16OutRelu2: relu2(C) goes there
   const uint16_t* inp = nullptr;  // kBf16OutRelu2Bwd: the pre-activation
-  int threads = 1;                // omp_get_max_threads() of the caller
+  int threads = 1;                // ctx->threads(): the routes' conditions read it
+  const ExecContext* ctx = nullptr;  // what the kernels run with (null only where no route runs)
 };
 
 // A kernel as the routes use it: `takes` is the shapes it accepts (it would return false, having

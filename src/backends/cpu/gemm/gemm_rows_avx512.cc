@@ -172,11 +172,11 @@ int64_t panels_size(int64_t n, int64_t k) { return (n + kPanel - 1) / kPanel * k
 struct Units {
   int64_t panels, blocks, parts, count;
   bool by_part;  // units ordered part by part (each part against every row block)
-  Units(int64_t m, int64_t n, int64_t k) : panels((n + kPanel - 1) / kPanel) {
+  Units(int64_t threads, int64_t m, int64_t n, int64_t k) : panels((n + kPanel - 1) / kPanel) {
     const int64_t panel_bytes = k * kPanel * int64_t(sizeof(uint16_t));
     blocks = (m + kBlockRows - 1) / kBlockRows;
     by_part = n > m;
-    parts = (2 * omp_get_max_threads() + blocks - 1) / blocks;  // at least two units a thread
+    parts = (2 * threads + blocks - 1) / blocks;  // at least two units a thread
     if (by_part) {
       const int64_t group = kGroupBytes / panel_bytes > 1 ? kGroupBytes / panel_bytes : 1;
       if ((panels + group - 1) / group > parts) parts = (panels + group - 1) / group;
@@ -241,18 +241,19 @@ void sweep(const Out& out, const uint16_t* a, const uint16_t* packed, int64_t m,
 // its 2 MiB panel from L3 or memory. A thread's units are the same in every block (one static
 // schedule over the same count), so no barrier is needed between blocks.
 template <Epilogue E>
-void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool tb,
-         const uint16_t* prepacked = nullptr) {
+void run(const ExecContext& ctx, const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
+         bool tb, const uint16_t* prepacked = nullptr) {
   const int64_t panels = (n + kPanel - 1) / kPanel, k2 = k / 2, panel_elems = k2 * 2 * kPanel;
   uint16_t* const scratch =
-      prepacked ? nullptr
-                : static_cast<uint16_t*>(thread_scratch(kScratchRowsB, size_t(panels_size(n, k)) * sizeof(uint16_t)));
+      prepacked
+          ? nullptr
+          : static_cast<uint16_t*>(thread_scratch(ctx, kScratchRowsB, size_t(panels_size(n, k)) * sizeof(uint16_t)));
   const uint16_t* const packed = prepacked ? prepacked : scratch;
-  const Units units(m, n, k);
+  const Units units(ctx.threads(), m, n, k);
   constexpr bool f32 = E == Epilogue::kF32 || E == Epilogue::kF32Add;
   const bool blocked = f32 && k2 > 2 * kBlockPairs;
-  StealRanges ranges(units.count, omp_get_max_threads());
-#pragma omp parallel
+  StealRanges ranges(units.count, ctx.threads());
+#pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("gemm rows");
     if (!prepacked) {
@@ -275,71 +276,73 @@ void run(const Out& out, const uint16_t* a, const uint16_t* b, int64_t m, int64_
 
 }  // namespace
 
-bool gemm_rows_bf16_avx512(uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a, const uint16_t* b,
-                           int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+bool gemm_rows_bf16_avx512(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a,
+                           const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   if (ta || m < 1 || n < 1 || k < 2 || k % 2 != 0 || (act && inp)) return false;
   const Out out{c, act, inp, n, false};
-  if (inp) run<Epilogue::kRelu2Bwd>(out, a, b, m, n, k, tb);
-  else if (act) run<Epilogue::kBf16Relu2>(out, a, b, m, n, k, tb);
-  else run<Epilogue::kBf16>(out, a, b, m, n, k, tb);
+  if (inp) run<Epilogue::kRelu2Bwd>(ctx, out, a, b, m, n, k, tb);
+  else if (act) run<Epilogue::kBf16Relu2>(ctx, out, a, b, m, n, k, tb);
+  else run<Epilogue::kBf16>(ctx, out, a, b, m, n, k, tb);
   return true;
 }
 
 namespace {
 
 // The fp32-C GEMM, op(B) packed here or prepacked.
-void rows_f32(float* c, const uint16_t* a, const uint16_t* b, const uint16_t* prepacked, int64_t m, int64_t n,
-              int64_t k, bool tb, bool add) {
+void rows_f32(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, const uint16_t* prepacked,
+              int64_t m, int64_t n, int64_t k, bool tb, bool add) {
   if (add) {
-    run<Epilogue::kF32Add>(Out{c, nullptr, nullptr, n, false}, a, b, m, n, k, tb, prepacked);
+    run<Epilogue::kF32Add>(ctx, Out{c, nullptr, nullptr, n, false}, a, b, m, n, k, tb, prepacked);
     return;
   }
   // C from kStreamBytes up, in whole lines, goes past the caches (write-allocating it cost more).
   const bool stream = m * n * int64_t(sizeof(float)) >= kStreamBytes && n % 16 == 0 &&
                       (reinterpret_cast<uintptr_t>(c) & 63) == 0;
-  run<Epilogue::kF32>(Out{c, nullptr, nullptr, n, stream}, a, b, m, n, k, tb, prepacked);
+  run<Epilogue::kF32>(ctx, Out{c, nullptr, nullptr, n, stream}, a, b, m, n, k, tb, prepacked);
 }
 
 }  // namespace
 
-bool gemm_rows_f32_avx512(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
-                          bool tb, bool add) {
+bool gemm_rows_f32_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
+                          int64_t k, bool ta, bool tb, bool add) {
   if (ta || m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
-  rows_f32(c, a, b, nullptr, m, n, k, tb, add);
+  rows_f32(ctx, c, a, b, nullptr, m, n, k, tb, add);
   return true;
 }
 
 // The packed form: op(B)'s panels where k is even (what our GEMM reads), else op(B) itself as
 // (k, n) rows (what oneDNN reads then).
-int64_t rows_packed_b_size(int64_t n, int64_t k) { return k % 2 == 0 ? panels_size(n, k) : n * k; }
+int64_t rows_packed_b_size(const ExecContext& ctx, int64_t n, int64_t k) {
+  return k % 2 == 0 ? panels_size(n, k) : n * k;
+}
 
-void rows_pack_b(uint16_t* packed, const uint16_t* b, int64_t n, int64_t k, bool tb) {
+void rows_pack_b(const ExecContext& ctx, uint16_t* packed, const uint16_t* b, int64_t n, int64_t k, bool tb) {
   if (k % 2 != 0) {
     if (!tb) {
       std::memcpy(packed, b, size_t(k * n) * sizeof(uint16_t));
       return;
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(ctx.threads())
     for (int64_t kk = 0; kk < k; ++kk)
       for (int64_t j = 0; j < n; ++j) packed[kk * n + j] = b[j * k + kk];
     return;
   }
   const int64_t panels = (n + kPanel - 1) / kPanel, panel_elems = k * kPanel;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(ctx.threads())
   for (int64_t p = 0; p < panels; ++p) pack_panel(packed + p * panel_elems, b, n, k, tb, p);
 }
 
-void gemm_rows_f32_packed_avx512(float* c, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n, int64_t k,
-                                 bool add) {
-  rows_f32(c, a, nullptr, packed, m, n, k, false, add);
+void gemm_rows_f32_packed_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* packed, int64_t m,
+                                 int64_t n, int64_t k, bool add) {
+  rows_f32(ctx, c, a, nullptr, packed, m, n, k, false, add);
 }
 
-void matmul_bf16_onednn_rows_packed(float* c, const uint16_t* a, const uint16_t* packed, int64_t m, int64_t n,
-                                    int64_t k, bool ta, float beta) {
+void matmul_bf16_onednn_rows_packed(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* packed,
+                                    int64_t m, int64_t n, int64_t k, bool ta, float beta) {
   const uint16_t* plain = packed;  // op(B) as (k, n) rows, for oneDNN
   if (k % 2 == 0) {                // out of its panels: pair-row kk of panel p, pair jj, holds
                                    // B(2 kk, 32 p + jj) and B(2 kk + 1, 32 p + jj)
-    uint16_t* const u = static_cast<uint16_t*>(thread_scratch(kScratchRowsB, size_t(k * n) * sizeof(uint16_t)));
+    uint16_t* const u = static_cast<uint16_t*>(thread_scratch(ctx, kScratchRowsB, size_t(k * n) * sizeof(uint16_t)));
     for (int64_t kk = 0; kk < k / 2; ++kk)
       for (int64_t j = 0; j < n; ++j) {
         const uint16_t* pair = packed + (j / kPanel) * k * kPanel + kk * 2 * kPanel + 2 * (j % kPanel);
@@ -348,7 +351,7 @@ void matmul_bf16_onednn_rows_packed(float* c, const uint16_t* a, const uint16_t*
       }
     plain = u;
   }
-  matmul_bf16_onednn(c, a, plain, m, n, k, ta, false, beta);
+  matmul_bf16_onednn(ctx, c, a, plain, m, n, k, ta, false, beta);
 }
 
 }  // namespace nt::cpu

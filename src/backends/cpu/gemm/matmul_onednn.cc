@@ -9,9 +9,10 @@
 // few dozen shapes, and building a primitive costs far more than running a small one. Transposes
 // are strides, so no operand is copied. GEMMs are issued from the thread that drives the step
 // (oneDNN threads them on the same OpenMP pool), or, for Muon, from every thread of a parallel
-// region with omp_get_max_threads() set to 1 there: each thread has its own cache (a primitive's
-// memory objects hold the operands of the call in progress), and the thread count is part of
-// the key because oneDNN builds a primitive for omp_get_max_threads() threads.
+// region with one-thread contexts: each thread has its own cache (a primitive's memory objects
+// hold the operands of the call in progress), and the thread count is part of the key because
+// oneDNN builds a primitive for a thread count. oneDNN reads that count from OpenMP
+// (omp_get_max_threads), so each call sets OpenMP's count to the context's while it runs.
 #include <dnnl.h>
 #include <omp.h>
 
@@ -57,6 +58,23 @@ Cache& cache() {
   thread_local Cache c;
   return c;
 }
+
+// OpenMP's thread count for this thread set to the context's while oneDNN builds or runs a
+// primitive (oneDNN sizes its work from it), and restored after.
+class OnednnThreads {
+ public:
+  explicit OnednnThreads(const ExecContext& ctx) : saved_(omp_get_max_threads()), set_(ctx.threads()) {
+    if (set_ != saved_) omp_set_num_threads(set_);
+  }
+  ~OnednnThreads() {
+    if (set_ != saved_) omp_set_num_threads(saved_);
+  }
+  OnednnThreads(const OnednnThreads&) = delete;
+  OnednnThreads& operator=(const OnednnThreads&) = delete;
+
+ private:
+  int saved_, set_;
+};
 
 using dt = dnnl::memory::data_type;
 using dims = dnnl::memory::dims;
@@ -129,12 +147,13 @@ bool make_inner_product(Prim& p, int64_t m, int64_t n, int64_t k, bool ta, bool 
 
 // bf16_out: C is bf16 (oneDNN rounds to nearest even), else fp32. ldc: C's row stride. f32_in:
 // A and B are fp32 (matmul primitive only; C fp32).
-Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bool bf16_out, int64_t ldc,
-               bool f32_in = false) {
+Prim& get_prim(const ExecContext& ctx, int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bool bf16_out,
+               int64_t ldc, bool f32_in = false) {
   Cache& cc = cache();
-  auto key = std::make_tuple(m, n, k, ta, tb, beta, bf16_out, ldc, f32_in, omp_get_max_threads());
+  auto key = std::make_tuple(m, n, k, ta, tb, beta, bf16_out, ldc, f32_in, ctx.threads());
   auto it = cc.prims.find(key);
   if (it != cc.prims.end()) return *it->second;
+  const OnednnThreads threads(ctx);
   auto p = std::make_unique<Prim>();
   // With AMX every product takes the matmul primitive: it runs on the tiles (brgemm), while the
   // inner product stays on its AVX-512 GEMM.
@@ -165,14 +184,16 @@ Prim& get_prim(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float beta, bo
   return *cc.prims.emplace(key, std::move(p)).first->second;
 }
 
-void sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-           int64_t ldb, float beta, float* c, int64_t ldc) {
+void sgemm(const ExecContext& ctx, char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const OnednnThreads threads(ctx);
   dnnl_status_t st = dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
   NT_CHECK(st == dnnl_success, "dnnl_sgemm failed with status %d (m=%ld n=%ld k=%ld)", int(st), long(m), long(n),
            long(k));
 }
 
-void run(Prim& p, const void* a, const void* b, void* c) {
+void run(const ExecContext& ctx, Prim& p, const void* a, const void* b, void* c) {
+  const OnednnThreads threads(ctx);
   p.a.set_data_handle(const_cast<void*>(a));
   p.b.set_data_handle(const_cast<void*>(b));
   p.c.set_data_handle(p.tmp.empty() ? c : p.tmp.data());
@@ -182,7 +203,7 @@ void run(Prim& p, const void* a, const void* b, void* c) {
     const float* t = p.tmp.data();
     const int64_t n = int64_t(p.tmp.size());
     const float beta = p.beta;
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) num_threads(ctx.threads())
     for (int64_t i = 0; i < n; ++i) cf[i] = t[i] + beta * cf[i];
   }
 }
@@ -194,81 +215,76 @@ void limit_onednn_isa() {
   else if (std::getenv("NANOTRAIN_NO_AMX")) (void)dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core_bf16);
 }
 
-void sgemm_onednn(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
-                  float beta) {
+void sgemm_onednn(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                  bool ta, bool tb, float beta) {
   const dnnl_dim_t lda = ta ? m : k, ldb = tb ? k : n;
-  sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, a, lda, b, ldb, beta, c, n);
+  sgemm(ctx, ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, a, lda, b, ldb, beta, c, n);
 }
 
-void sgemm_upper_onednn(float* c, const float* a, int64_t m, int64_t k) {
+void sgemm_upper_onednn(const ExecContext& ctx, float* c, const float* a, int64_t m, int64_t k) {
   for_each_upper_block_row(m, [&](int64_t i0, int64_t rows) {
-    sgemm('N', 'T', rows, m - i0, k, a + i0 * k, k, a + i0 * k, k, 0.0f, c + i0 * m + i0, m);
+    sgemm(ctx, 'N', 'T', rows, m - i0, k, a + i0 * k, k, a + i0 * k, k, 0.0f, c + i0 * m + i0, m);
   });
-  mirror_upper_triangle(c, m);  // exactly symmetric
+  cpu::mirror_upper_triangle(ctx, c, m);  // exactly symmetric
 }
 
-bool matmul_f32_brgemm(float* c, int64_t ldc, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
-                       bool ta, bool tb, float beta) {
-  Prim& p = get_prim(m, n, k, ta, tb, beta, false, ldc, true);
+bool matmul_f32_brgemm(const ExecContext& ctx, float* c, int64_t ldc, const float* a, const float* b, int64_t m,
+                       int64_t n, int64_t k, bool ta, bool tb, float beta) {
+  Prim& p = get_prim(ctx, m, n, k, ta, tb, beta, false, ldc, true);
   if (p.reference) return false;
-  run(p, a, b, c);
+  run(ctx, p, a, b, c);
   return true;
 }
 
-void matmul_bf16_onednn(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
-                        bool tb, float beta) {
+void matmul_bf16_onednn(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
+                        int64_t k, bool ta, bool tb, float beta) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
     return;
   }
-  if (is_gram(a, b, ta, tb, m, n, k, beta)) {
+  if (is_gram(a, b, ta, tb, m, n, k, beta, ctx.threads())) {
     for_each_upper_block_row(m, [&](int64_t i0, int64_t rows) {
-      run(get_prim(rows, m - i0, k, false, true, 0.0f, false, m), a + i0 * k, a + i0 * k, c + i0 * m + i0);
+      run(ctx, get_prim(ctx, rows, m - i0, k, false, true, 0.0f, false, m), a + i0 * k, a + i0 * k, c + i0 * m + i0);
     });
-    mirror_upper_triangle(c, m);
+    cpu::mirror_upper_triangle(ctx, c, m);
     return;
   }
-  run(get_prim(m, n, k, ta, tb, beta, false, n), a, b, c);
+  run(ctx, get_prim(ctx, m, n, k, ta, tb, beta, false, n), a, b, c);
 }
 
-void matmul_bf16_out_onednn(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
-                            bool ta, bool tb) {
+void matmul_bf16_out_onednn(const ExecContext& ctx, uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m,
+                            int64_t n, int64_t k, bool ta, bool tb) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     std::memset(c, 0, size_t(m * n) * sizeof(uint16_t));
     return;
   }
-  run(get_prim(m, n, k, ta, tb, 0.0f, true, n), a, b, c);
+  run(ctx, get_prim(ctx, m, n, k, ta, tb, 0.0f, true, n), a, b, c);
 }
 
-void widen_then_matmul(float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta,
-                       bool tb, float beta) {
-  // Per calling thread (Muon calls from several at once); the loops' threads write through the
-  // pointers, not the thread_local names, which would be their own empty vectors.
+void widen_then_matmul(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
+                       int64_t k, bool ta, bool tb, float beta) {
   // One operand passed twice (the Gram product X X^T of Muon's Newton-Schulz) is widened once
   // and passed twice, so that matmul takes its Gram path: the result exactly symmetric, as the
   // AVX-512-BF16 and AMX paths give it.
   const bool same = a == b && m * k == k * n;
-  thread_local std::vector<float> a_wide, b_wide;
-  a_wide.resize(size_t(m * k));
-  b_wide.resize(same ? 0 : size_t(k * n));
-  float *af = a_wide.data(), *bf = same ? af : b_wide.data();
-#pragma omp parallel for simd schedule(static)
+  float* af = static_cast<float*>(thread_scratch(ctx, kScratchWidenA, size_t(m * k) * sizeof(float)));
+  float* bf = same ? af : static_cast<float*>(thread_scratch(ctx, kScratchWidenB, size_t(k * n) * sizeof(float)));
+#pragma omp parallel for simd schedule(static) num_threads(ctx.threads())
   for (int64_t i = 0; i < m * k; ++i) af[i] = ref::from_bf16_1(a[i]);
   if (!same) {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) num_threads(ctx.threads())
     for (int64_t i = 0; i < k * n; ++i) bf[i] = ref::from_bf16_1(b[i]);
   }
-  matmul(c, af, bf, m, n, k, ta, tb, beta);
+  matmul(ctx, c, af, bf, m, n, k, ta, tb, beta);
 }
 
-void widen_then_matmul_bf16_out(uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
-                                bool ta, bool tb) {
-  thread_local std::vector<float> cf;
-  cf.resize(size_t(m * n));
-  matmul_bf16_widen(cf.data(), a, b, m, n, k, ta, tb, 0.0f);
-  to_bf16_avx2(c, cf.data(), m * n);
+void widen_then_matmul_bf16_out(const ExecContext& ctx, uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m,
+                                int64_t n, int64_t k, bool ta, bool tb) {
+  float* cf = static_cast<float*>(thread_scratch(ctx, kScratchWidenC, size_t(m * n) * sizeof(float)));
+  matmul_bf16_widen(ctx, cf, a, b, m, n, k, ta, tb, 0.0f);
+  to_bf16_avx2(ctx, c, cf, m * n);
 }
 
 }  // namespace nt::cpu

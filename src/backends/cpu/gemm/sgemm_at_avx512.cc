@@ -74,7 +74,8 @@ int64_t block_depth(int64_t n, int64_t k) {
 
 }  // namespace
 
-bool sgemm_at_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add) {
+bool sgemm_at_avx512(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                     bool add) {
   if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
   const int64_t tiles = (m + kTileRows - 1) / kTileRows, kc = block_depth(n, k);
   const int64_t panels = (n + kPanel - 1) / kPanel, lda = kc + kPad, blocks = (k + kc - 1) / kc;
@@ -87,15 +88,16 @@ bool sgemm_at_avx512(float* c, const float* a, const float* b, int64_t m, int64_
   const int64_t per_stage = blocks * block_floats * int64_t(sizeof(float)) <= kWholeBytes ? blocks : 1;
   // The calling thread's scratch, shared by the region's threads: each packs a share of a stage.
   float* const bp =
-      static_cast<float*>(thread_scratch(kScratchSgemmAtB, size_t(per_stage * block_floats) * sizeof(float)));
-#pragma omp parallel
+      static_cast<float*>(thread_scratch(ctx, kScratchSgemmAtB, size_t(per_stage * block_floats) * sizeof(float)));
+#pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("sgemm at");
     // The threads' shares of C in whole tiles of rows.
     const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
     const int64_t i0 = kTileRows * (tiles * t / nt), i1 = std::min(m, kTileRows * (tiles * (t + 1) / nt));
     // (+ 16 floats: a block's last packed row is written 16 floats at a time.)
-    float* const ap = static_cast<float*>(thread_scratch(kScratchSgemmAtA, size_t(kGroup * lda + 16) * sizeof(float)));
+    float* const ap =
+        static_cast<float*>(thread_scratch(ctx, kScratchSgemmAtA, size_t(kGroup * lda + 16) * sizeof(float)));
     for (int64_t s0 = 0; s0 < blocks; s0 += per_stage) {
       // The stage's blocks of B (block q at bp + (q - s0) block_floats), then each group of C's
       // rows through all of them.

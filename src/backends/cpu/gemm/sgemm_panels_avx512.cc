@@ -72,24 +72,24 @@ enum class Form {
 // block stays across the unit's panels anyway), and the tiles read that: the activation is never
 // written out, and no pass of its own reads fc.
 template <Form F>
-bool sgemm_panels(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add,
-                  bool relu2_a = false) {
+bool sgemm_panels(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                  bool add, bool relu2_a = false) {
   if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
   const int64_t panels = (n + kPanel - 1) / kPanel, k2 = k / 2, panel_floats = k2 * kPairRow;
   float* const packed =
-      static_cast<float*>(thread_scratch(kScratchSgemmB, size_t(panels * panel_floats) * sizeof(float)));
+      static_cast<float*>(thread_scratch(ctx, kScratchSgemmB, size_t(panels * panel_floats) * sizeof(float)));
   // Units of work: a row block against a part of the panels, part-major (thread t's units are
   // contiguous under the static schedule, so it works through whole parts).
-  const int64_t threads = omp_get_max_threads(), blocks = (m + kBlockRows - 1) / kBlockRows;
+  const int64_t threads = ctx.threads(), blocks = (m + kBlockRows - 1) / kBlockRows;
   const int64_t packed_bytes = panels * panel_floats * int64_t(sizeof(float));
   const int64_t parts =
       std::min(panels, std::max((8 * threads + blocks - 1) / blocks, (packed_bytes + kPartBytes - 1) / kPartBytes));
   const int64_t units = blocks * parts;
-#pragma omp parallel
+#pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("sgemm panels");
     float* const act =
-        relu2_a ? static_cast<float*>(thread_scratch(kScratchSgemmRelu2A, size_t(kBlockRows * k) * sizeof(float)))
+        relu2_a ? static_cast<float*>(thread_scratch(ctx, kScratchSgemmRelu2A, size_t(kBlockRows * k) * sizeof(float)))
                 : nullptr;
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < panels; ++p) {
@@ -116,23 +116,24 @@ bool sgemm_panels(float* c, const float* a, const float* b, int64_t m, int64_t n
       }
     }
   }
-  if (F == Form::kUpper) mirror_upper_triangle(c, m);
+  if (F == Form::kUpper) cpu::mirror_upper_triangle(ctx, c, m);
   return true;
 }
 
 }  // namespace
 
-bool sgemm_nt_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add,
-                     bool relu2_a) {
-  return sgemm_panels<Form::kNt>(c, a, b, m, n, k, add, relu2_a);
+bool sgemm_nt_avx512(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                     bool add, bool relu2_a) {
+  return sgemm_panels<Form::kNt>(ctx, c, a, b, m, n, k, add, relu2_a);
 }
 
-bool sgemm_nn_avx512(float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k, bool add) {
-  return sgemm_panels<Form::kNn>(c, a, b, m, n, k, add);
+bool sgemm_nn_avx512(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m, int64_t n, int64_t k,
+                     bool add) {
+  return sgemm_panels<Form::kNn>(ctx, c, a, b, m, n, k, add);
 }
 
-bool gram_f32_avx512(float* c, const float* a, int64_t m, int64_t k) {
-  return sgemm_panels<Form::kUpper>(c, a, a, m, m, k, false);
+bool gram_f32_avx512(const ExecContext& ctx, float* c, const float* a, int64_t m, int64_t k) {
+  return sgemm_panels<Form::kUpper>(ctx, c, a, a, m, m, k, false);
 }
 
 }  // namespace nt::cpu

@@ -23,12 +23,12 @@ constexpr int64_t kPairRow = 2 * kPanel;  // floats of a panel's pair-row
 
 }  // namespace
 
-bool symmetric_product_f32_avx512(float* c, const float* a, const float* b, int64_t m) {
+bool symmetric_product_f32_avx512(const ExecContext& ctx, float* c, const float* a, const float* b, int64_t m) {
   if (m % kPanel != 0 || m < kPanel) return false;
   const int64_t panels = m / kPanel, k2 = m / 2;
   // The calling thread's scratch, shared read-only by the region's threads once packed.
-  float* bp = static_cast<float*>(thread_scratch(kScratchSymmetricB, size_t(m * m) * sizeof(float)));
-#pragma omp parallel
+  float* bp = static_cast<float*>(thread_scratch(ctx, kScratchSymmetricB, size_t(m * m) * sizeof(float)));
+#pragma omp parallel num_threads(ctx.threads())
   {
 #pragma omp for schedule(static)
     for (int64_t kk = 0; kk < k2; ++kk)  // B's rows 2 kk and 2 kk + 1: pair-row kk of every panel
@@ -40,7 +40,7 @@ bool symmetric_product_f32_avx512(float* c, const float* a, const float* b, int6
                             false);
     }
   }
-  mirror_upper_triangle(c, m);
+  cpu::mirror_upper_triangle(ctx, c, m);
   return true;
 }
 
