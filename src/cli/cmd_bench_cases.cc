@@ -4,7 +4,6 @@
 // machine runs, one row per (table, op, case), named as the tests name the case. GEMMs and
 // attention are rated in GFLOP/s; the row kernels, which move far more bytes than they compute
 // on, in GB/s of compulsory traffic (operands read once, results written once).
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -55,7 +54,8 @@ class CaseRows {
  public:
   // dry: count the rows the filter keeps, running nothing.
   CaseRows(const BenchFlags& f, const KernelTable& t, bool dry = false)
-      : k(t), reps_(f.quick ? 1 : kReps), min_s_(f.quick ? 0.0 : kMinBatchSeconds), filter_(f.case_filter), dry_(dry) {}
+      : k(t), ctx(job_threads()), one_thread(1), reps_(f.quick ? 1 : kReps), min_s_(f.quick ? 0.0 : kMinBatchSeconds),
+        filter_(f.case_filter), dry_(dry) {}
 
   // Times fn (one call of op on the case) unless the filter leaves it out or the table cannot
   // run it (a skipped row then says why). flops 0: a memory-bound op, rated by bytes.
@@ -71,6 +71,8 @@ class CaseRows {
   static constexpr double kMinBatchSeconds = 0.001;
 
   const KernelTable& k;
+  // The ops' contexts: the job's threads, and one thread for the cases the tests run on one.
+  ExecContext ctx, one_thread;
   nlohmann::json rows = nlohmann::json::array();
 
  private:
@@ -142,15 +144,14 @@ double gemm_bytes(const cases::MatmulCase& c, double ab_size, double c_size) {
 void time_matmul_fp32(CaseRows& r) {
   const KernelTable& k = r.k;
   const Op op{"matmul", "matmul", false, k.matmul != nullptr};
-  const int threads = omp_get_max_threads();
   for (const cases::MatmulCase& c : cases::matmul_cases()) {
     const std::vector<float> a = randoms(c.m * c.k, 1), b = c.gram ? a : randoms(c.k * c.n, 2);
     std::vector<float> out = randoms(c.m * c.n, 3);
-    if (c.threads) omp_set_num_threads(c.threads);
+    NT_CHECK(c.threads == 0 || c.threads == 1, "a matmul case on %d threads", c.threads);
+    const ExecContext& cx = c.threads == 1 ? r.one_thread : r.ctx;
     for (double beta : c.betas)
       r.row(op, {c.name(), beta}, gemm_flops(c), gemm_bytes(c, 4, 4),
-            [&] { k.matmul(out.data(), a.data(), b.data(), c.m, c.n, c.k, c.ta, c.tb, float(beta)); });
-    omp_set_num_threads(threads);
+            [&] { k.matmul(cx, out.data(), a.data(), b.data(), c.m, c.n, c.k, c.ta, c.tb, float(beta)); });
   }
 }
 
@@ -163,14 +164,14 @@ void time_matmul_bf16(CaseRows& r) {
     std::vector<float> out = randoms(c.m * c.n, 3);
     for (double beta : c.betas)
       r.row(op, {c.name(), beta}, gemm_flops(c), gemm_bytes(c, 2, 4),
-            [&] { k.matmul_bf16(out.data(), a.data(), b.data(), c.m, c.n, c.k, c.ta, c.tb, float(beta)); });
+            [&] { k.matmul_bf16(r.ctx, out.data(), a.data(), b.data(), c.m, c.n, c.k, c.ta, c.tb, float(beta)); });
   }
   const Op out_op{"matmul_bf16_out", "matmul_bf16_out", true, k.matmul_bf16_out != nullptr};
   for (const cases::MatmulCase& c : cases::matmul_bf16_out_cases()) {
     const std::vector<uint16_t> a = bf16_randoms(c.m * c.k, 1), b = bf16_randoms(c.k * c.n, 2);
     std::vector<uint16_t> out = zeros<uint16_t>(c.m * c.n);
     r.row(out_op, {c.name()}, gemm_flops(c), gemm_bytes(c, 2, 2),
-          [&] { k.matmul_bf16_out(out.data(), a.data(), b.data(), c.m, c.n, c.k, c.ta, c.tb); });
+          [&] { k.matmul_bf16_out(r.ctx, out.data(), a.data(), b.data(), c.m, c.n, c.k, c.ta, c.tb); });
   }
 }
 
@@ -203,13 +204,13 @@ void time_attention_family(CaseRows& r, bool bf16) {
     std::vector<float> out = zeros(nq), lse = zeros(c.b * c.h * c.t), dq = zeros(nq), dk = zeros(nk), dv = zeros(nk);
     const AttentionWork w = attention_work(c);
     const auto fwd = [&] {
-      fwd_fn(out.data(), lse.data(), q.data(), kk.data(), v.data(), c.b, c.t, c.h, c.kvh, c.d, c.window);
+      fwd_fn(r.ctx, out.data(), lse.data(), q.data(), kk.data(), v.data(), c.b, c.t, c.h, c.kvh, c.d, c.window);
     };
     r.row(fwd_op, {c.name()}, w.fwd_flops, w.fwd_bytes, fwd);
     // The backward reads a forward's O and log-sum-exp.
     if (r.runs(bwd_op, {c.name()}) && r.can_run(fwd_op)) fwd();
     r.row(bwd_op, {c.name()}, w.bwd_flops, w.bwd_bytes, [&] {
-      bwd_fn(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), kk.data(), v.data(), out.data(), lse.data(), c.b,
+      bwd_fn(r.ctx, dq.data(), dk.data(), dv.data(), dout.data(), q.data(), kk.data(), v.data(), out.data(), lse.data(), c.b,
              c.t, c.h, c.kvh, c.d, c.window);
     });
   }
@@ -231,22 +232,22 @@ void time_rows(CaseRows& r) {
     const CaseName cs{c.name()};
     const auto op = [](const char* name, bool bf16, bool present) { return Op{"rows", name, bf16, present}; };
     r.row(op("rmsnorm_fwd", false, k.rmsnorm_fwd), cs, 0, 8 * b,
-          [&] { k.rmsnorm_fwd(out.data(), rstd.data(), x.data(), rows, w, 1e-6f); });
+          [&] { k.rmsnorm_fwd(r.ctx, out.data(), rstd.data(), x.data(), rows, w, 1e-6f); });
     r.row(op("rmsnorm_bwd", false, k.rmsnorm_bwd), cs, 0, 16 * b,
-          [&] { k.rmsnorm_bwd(dx.data(), dy.data(), out.data(), rstd.data(), rows, w, true); });
+          [&] { k.rmsnorm_bwd(r.ctx, dx.data(), dy.data(), out.data(), rstd.data(), rows, w, true); });
     r.row(op("softcap_xent", false, k.softcap_xent), cs, 0, 8 * b,
-          [&] { k.softcap_xent(logits.data(), out.data(), targets.data(), rows, w, 15.0f, 0.5f); });
+          [&] { k.softcap_xent(r.ctx, logits.data(), out.data(), targets.data(), rows, w, 15.0f, 0.5f); });
     r.row(op("softcap_xent_bf16", true, k.softcap_xent_bf16), cs, 0, 6 * b,
-          [&] { k.softcap_xent_bf16(logits.data(), out.data(), targets.data(), rows, w, 15.0f, 0.5f, grad_h.data()); });
-    r.row(op("relu2_fwd", false, k.relu2_fwd), cs, 0, 8 * b, [&] { k.relu2_fwd(out.data(), x.data(), n); });
-    r.row(op("relu2_bwd", false, k.relu2_bwd), cs, 0, 12 * b, [&] { k.relu2_bwd(dx.data(), dy.data(), x.data(), n); });
-    r.row(op("gelu_fwd", false, k.gelu_fwd), cs, 0, 8 * b, [&] { k.gelu_fwd(out.data(), x.data(), n); });
-    r.row(op("gelu_bwd", false, k.gelu_bwd), cs, 0, 12 * b, [&] { k.gelu_bwd(dx.data(), dy.data(), x.data(), n); });
+          [&] { k.softcap_xent_bf16(r.ctx, logits.data(), out.data(), targets.data(), rows, w, 15.0f, 0.5f, grad_h.data()); });
+    r.row(op("relu2_fwd", false, k.relu2_fwd), cs, 0, 8 * b, [&] { k.relu2_fwd(r.ctx, out.data(), x.data(), n); });
+    r.row(op("relu2_bwd", false, k.relu2_bwd), cs, 0, 12 * b, [&] { k.relu2_bwd(r.ctx, dx.data(), dy.data(), x.data(), n); });
+    r.row(op("gelu_fwd", false, k.gelu_fwd), cs, 0, 8 * b, [&] { k.gelu_fwd(r.ctx, out.data(), x.data(), n); });
+    r.row(op("gelu_bwd", false, k.gelu_bwd), cs, 0, 12 * b, [&] { k.gelu_bwd(r.ctx, dx.data(), dy.data(), x.data(), n); });
     // SwiGLU reads rows of [gate | up] (rows, 2 width) and writes (rows, width); its backward
     // reads both and writes (rows, 2 width).
-    r.row(op("swiglu_fwd", false, k.swiglu_fwd), cs, 0, 12 * b, [&] { k.swiglu_fwd(out.data(), u.data(), rows, w); });
+    r.row(op("swiglu_fwd", false, k.swiglu_fwd), cs, 0, 12 * b, [&] { k.swiglu_fwd(r.ctx, out.data(), u.data(), rows, w); });
     r.row(op("swiglu_bwd", false, k.swiglu_bwd), cs, 0, 20 * b,
-          [&] { k.swiglu_bwd(dx.data(), dy.data(), u.data(), rows, w); });
+          [&] { k.swiglu_bwd(r.ctx, dx.data(), dy.data(), u.data(), rows, w); });
   }
 }
 
@@ -262,9 +263,9 @@ void time_rows_bf16(CaseRows& r) {
     std::vector<float> out = zeros(n), rstd = zeros(rows), dx = randoms(n, 98);
     std::vector<uint16_t> out_h = zeros<uint16_t>(n), dx_h = zeros<uint16_t>(n);
     r.row(fwd, {c.name()}, 0, 10.0 * double(n),
-          [&] { k.rmsnorm_fwd_bf16(out.data(), out_h.data(), rstd.data(), x.data(), rows, w, 1e-6f); });
+          [&] { k.rmsnorm_fwd_bf16(r.ctx, out.data(), out_h.data(), rstd.data(), x.data(), rows, w, 1e-6f); });
     r.row(bwd, {c.name()}, 0, 16.0 * double(n),
-          [&] { k.rmsnorm_bwd_bf16(dx.data(), dx_h.data(), dy.data(), out_h.data(), rstd.data(), rows, w, true); });
+          [&] { k.rmsnorm_bwd_bf16(r.ctx, dx.data(), dx_h.data(), dy.data(), out_h.data(), rstd.data(), rows, w, true); });
   }
 }
 
@@ -283,12 +284,12 @@ void time_rope(CaseRows& r) {
     const double b = double(n);
     const CaseName name{c.name()};
     const auto op = [](const char* entry, bool present) { return Op{"rope", entry, false, present}; };
-    r.row(op("rope_fwd", k.rope_fwd), name, 0, 8 * b, [&] { k.rope_fwd(x.data(), cs.data(), sn.data(), B, T, H, D); });
-    r.row(op("rope_bwd", k.rope_bwd), name, 0, 8 * b, [&] { k.rope_bwd(x.data(), cs.data(), sn.data(), B, T, H, D); });
+    r.row(op("rope_fwd", k.rope_fwd), name, 0, 8 * b, [&] { k.rope_fwd(r.ctx, x.data(), cs.data(), sn.data(), B, T, H, D); });
+    r.row(op("rope_bwd", k.rope_bwd), name, 0, 8 * b, [&] { k.rope_bwd(r.ctx, x.data(), cs.data(), sn.data(), B, T, H, D); });
     r.row(op("rope_norm_fwd", k.rope_norm_fwd), name, 0, 8 * b,
-          [&] { k.rope_norm_fwd(x.data(), rstd.data(), cs.data(), sn.data(), B, T, H, D, 1e-6f); });
+          [&] { k.rope_norm_fwd(r.ctx, x.data(), rstd.data(), cs.data(), sn.data(), B, T, H, D, 1e-6f); });
     r.row(op("rope_norm_bwd", k.rope_norm_bwd), name, 0, 12 * b,
-          [&] { k.rope_norm_bwd(dx.data(), x.data(), rstd.data(), cs.data(), sn.data(), B, T, H, D); });
+          [&] { k.rope_norm_bwd(r.ctx, dx.data(), x.data(), rstd.data(), cs.data(), sn.data(), B, T, H, D); });
   }
 }
 
