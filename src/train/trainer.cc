@@ -77,6 +77,7 @@ struct Peak {
   }
 };
 
+// --profile's report on the terminal, trace.json and profile.svg.
 void write_profile(const TrainPlan& p, const RunFolder& run, TrainProgress& progress, const Peak& peak) {
   const double step_flops = p.flops_per_token * double(p.step_tokens);
   profile::enable(false);
