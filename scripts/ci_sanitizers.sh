@@ -89,7 +89,8 @@ tsan() {
   cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "${debug_info[@]}" -DNT_SANITIZE=thread -DNT_MPI=OFF >/dev/null
   local tests=(grad_test matmul_test matmul_bf16_test gemm_f32_paths_test gemm_bf16_paths_test attention_test rows_test
-    elementwise_test kernel_tables_test bf16_train_test gpt_test optimizer_test prepare_test loader_test bpe_tokenizer_test profile_test)
+    elementwise_test kernel_tables_test exec_context_test bf16_train_test gpt_test optimizer_test prepare_test loader_test bpe_tokenizer_test
+    profile_test)
   cmake --build build-tsan -j"$jobs" --target "${tests[@]}" nanotrain >/dev/null
   for t in "${tests[@]}"; do
     echo "-- $t"
