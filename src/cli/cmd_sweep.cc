@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `nanotrain sweep`: a grid, named variants and seeds expanded into runs under one folder, run one
-// after another in this process (experiment/sweep_runner.h); resumable.
+// after another in this process (experiment/sweep_runner.h); resumable. With --parallel-hosts, or
+// started as several processes by mpirun, the processes share the runs, one run per process.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "cli/train_flags.h"
 #include "core/check.h"
 #include "core/files.h"
+#include "dist/comm.h"
 #include "experiment/auto_preset.h"
 #include "experiment/leaderboard.h"
 #include "experiment/leaderboard_format.h"
@@ -29,7 +31,7 @@ struct SweepFlags {
   std::string out, grid, file;
   std::vector<std::string> variants;
   int seeds = 0;
-  bool dry_run = false, json = false, verbose = false, quiet = false;
+  bool dry_run = false, json = false, verbose = false, quiet = false, parallel = false;
 };
 
 // The runs: from the flags, or (nothing but --out given) from the folder's stored plan.
@@ -126,7 +128,10 @@ void run(const SweepFlags& f, const CLI::App& c) {
   SweepSpec spec;
   const std::vector<SweepRun> runs = plan_runs(f, c, spec);
   if (f.dry_run) return print_dry_run(runs, f);
-  SweepOptions opt{f.out, f.verbose, f.quiet};
+  // Ranks of an MPI launch each train their own runs: one run per host, not one run over hosts.
+  const bool launched = dist::launched_processes() > 1;
+  if (launched) dist::run_alone();
+  SweepOptions opt{f.out, f.verbose, f.quiet, f.parallel || launched};
   try {
     const SweepStatus status = run_sweep(runs, sweep_plan_json(spec, runs), opt);
     if (f.json) {
@@ -134,8 +139,11 @@ void run(const SweepFlags& f, const CLI::App& c) {
     } else if (!f.quiet) {
       LeaderOptions lo;
       std::printf("%s", leaderboard_text(make_leaderboard(load_runs({f.out}), lo)).c_str());
-      std::printf("sweep %s: %d done, %d failed (status: %s)\n", f.out.c_str(), status.count("done"),
-                  status.count("failed"), status_path(f.out).c_str());
+      const int elsewhere = status.count("running");
+      std::printf("sweep %s: %d done, %d failed%s (status: %s)\n", f.out.c_str(), status.count("done"),
+                  status.count("failed"),
+                  elsewhere > 0 ? strf(", %d running in other sweep processes", elsewhere).c_str() : "",
+                  status_path(f.out).c_str());
     }
     if (status.count("failed") > 0) throw ExitCode{3};
   } catch (const Interrupted& stop) {
@@ -170,6 +178,9 @@ void add_sweep_command(CLI::App& app) {
   c->add_flag("--json", f->json, "Print the final status (or with --dry-run the plan) as JSON");
   c->add_flag("--verbose", f->verbose, "Show each run's own progress lines");
   c->add_flag("--quiet", f->quiet, "No line per run");
+  c->add_flag("--parallel-hosts", f->parallel,
+              "Share --out with other sweep processes (the same command on other hosts over a shared file system): "
+              "each takes the next run no other process holds. Implied when mpirun starts several processes");
   OptionStyle style;
   style.skip = kSweepOwnedFlags;
   add_field_options(c, *shared, style);

@@ -225,6 +225,45 @@ int lock_folder(const std::string& dir, const char* name, const char* what, bool
   }
 }
 
+namespace {
+
+int open_lock_file(const std::string& path) {
+  refuse_non_regular(path);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) fail("%s: cannot open the lock file: %s", path.c_str(), std::strerror(errno));
+  return fd;
+}
+
+}  // namespace
+
+int try_lock_file(const std::string& dir, const char* name, const std::string& note, std::string* holder,
+                  bool shared) {
+  const std::string path = (std::filesystem::path(dir) / name).string();
+  const int fd = open_lock_file(path);
+  if (::flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
+    char buf[256] = {0};
+    const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    ::close(fd);
+    holder->assign(buf, n > 0 ? size_t(n) : 0);
+    while (!holder->empty() && (holder->back() == '\n' || holder->back() == ' ')) holder->pop_back();
+    return -1;
+  }
+  if (!shared) {
+    const std::string line = note + "\n";
+    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, line.data(), line.size(), 0) != ssize_t(line.size()))
+      fail("%s: cannot write the lock file: %s", path.c_str(), std::strerror(errno));
+  }
+  return fd;
+}
+
+int wait_lock_file(const std::string& dir, const char* name) {
+  const std::string path = (std::filesystem::path(dir) / name).string();
+  const int fd = open_lock_file(path);
+  while (::flock(fd, LOCK_EX) != 0)
+    if (errno != EINTR) fail("%s: cannot take the lock: %s", path.c_str(), std::strerror(errno));
+  return fd;
+}
+
 void unlock_folder(const std::string& dir, const char* name, int fd) {
   std::error_code ec;
   std::filesystem::remove(std::filesystem::path(dir) / name, ec);  // while still held

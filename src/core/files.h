@@ -90,6 +90,14 @@ std::string temp_dir();
 // the descriptor: the lock lasts while it is open, and the kernel drops it when the process dies,
 // so a dead holder's lock is taken over. created: whether the lock file is new.
 int lock_folder(const std::string& dir, const char* name, const char* what, bool* created);
+// Takes the lock file dir/name without waiting and writes `note` in it (what another process is
+// told), or returns -1 with *holder set to the note of the process holding it. The lock file is
+// never removed, so it needs no re-check. shared: a shared lock (any number of shared holders,
+// refused while an exclusive one is held; the note is not written).
+int try_lock_file(const std::string& dir, const char* name, const std::string& note, std::string* holder,
+                  bool shared = false);
+// Takes the lock file dir/name, waiting for its holder: for short critical sections.
+int wait_lock_file(const std::string& dir, const char* name);
 // Removes the lock file (while still holding it) and releases the lock.
 void unlock_folder(const std::string& dir, const char* name, int fd);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "dist/comm.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -43,6 +44,14 @@ Comm& world() {
     if (!w) w = std::make_unique<SingleComm>();
   }
   return *w;
+}
+
+int launched_processes() { return int(std::max(1L, launch_size())); }
+
+void run_alone() {
+  auto& w = world_ptr();
+  NT_CHECK(!w, "run_alone() after the job started");
+  w = std::make_unique<SingleComm>();
 }
 
 void finalize() {

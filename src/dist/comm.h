@@ -45,6 +45,12 @@ class Comm {
 
 // The job; the first call starts MPI where this build has it and a launcher started the process.
 Comm& world();
+// How many processes the launcher (mpirun, srun) started; 1 when none did.
+int launched_processes();
+// Makes this process a job of its own even when a launcher started several (a sweep's ranks each
+// train their own runs, one run per host): world() is then a single process and MPI never starts.
+// Called before the first world().
+void run_alone();
 // Ends MPI cleanly after every rank has arrived (a no-op in a single process).
 void finalize();
 // Ends every rank of the job at once with `code` (after an error on this rank); returns only in

@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "core/files.h"
+#include "core/system.h"
 #include "experiment/auto_preset.h"
 #include "train/train_plan.h"
 #include "train/trainer.h"
@@ -55,32 +56,35 @@ double summary_bpb(const std::string& dir) {
   }
 }
 
-// The peak of each (device, dtype) the runs to come use, measured once (0.15 s each).
-void give_peaks(std::vector<SweepRun>& runs, const std::vector<bool>& todo, SweepStatus& status) {
-  std::map<std::string, double> peaks;
-  std::string source;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    TrainConfig& cfg = runs[i].cfg;
-    if (!todo[i] || cfg.peak_gflops > 0) continue;
+// The MFU's peak of each (device, dtype), measured once per sweep process (0.15 s each) when the
+// first run that needs it starts.
+class Peaks {
+ public:
+  void give(TrainConfig& cfg, SweepStatus& status) {
+    if (cfg.peak_gflops > 0) {
+      if (!given_) status.set_peak(cfg.peak_gflops, "--peak-gflops");
+      given_ = true;
+      return;
+    }
     const std::string key = cfg.device + "/" + cfg.dtype;
-    if (!peaks.count(key)) {
+    if (!peaks_.count(key)) {
       TrainConfig probe = cfg;  // the peak depends on the device and precision only
       if (probe.shape.preset == "auto") probe.shape.preset = "cpu";
       const TrainPlan p = plan_settings(probe);
       const ComputePeak m = p.backend->measure_peak(p.prec, 0.05, 3);
-      peaks[key] = m.gflops;
-      source += strf("%s%s %s: %.0f GFLOP/s (%s)", source.empty() ? "" : "; ", cfg.device.c_str(),
-                     precision_name(p.prec), m.gflops, m.unit);
+      peaks_[key] = m.gflops;
+      source_ += strf("%s%s %s: %.0f GFLOP/s (%s)", source_.empty() ? "" : "; ", cfg.device.c_str(),
+                      precision_name(p.prec), m.gflops, m.unit);
+      if (!given_) status.set_peak(peaks_.begin()->second, "measured once for the sweep: " + source_);
     }
-    cfg.peak_gflops = peaks[key];
+    cfg.peak_gflops = peaks_[key];
   }
-  if (!peaks.empty()) {
-    status.set_peak(peaks.begin()->second, "measured once for the sweep: " + source);
-  } else {
-    for (const SweepRun& r : runs)
-      if (r.cfg.peak_gflops > 0) return status.set_peak(r.cfg.peak_gflops, "--peak-gflops");
-  }
-}
+
+ private:
+  std::map<std::string, double> peaks_;
+  std::string source_;
+  bool given_ = false;
+};
 
 // Decides how run i starts: skipped (done), resumed, started over or new; false when it cannot.
 bool prepare(SweepRun& run, RunStatus& st) {
@@ -188,15 +192,33 @@ std::vector<SweepRun> runs_from_plan(const nlohmann::json& plan, const std::stri
   return runs;
 }
 
-SweepStatus run_sweep(std::vector<SweepRun> runs, const nlohmann::json& plan, const SweepOptions& opt) {
-  make_dirs(opt.out);
-  bool created = false;
-  const int lock = lock_folder(opt.out, ".sweep.lock", "sweep", &created);
-  struct Unlock {
-    int fd;
-    ~Unlock() { ::close(fd); }
-  } unlock{lock};
-  const std::string stored = plan_path(opt.out);
+namespace {
+
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// The sweep folder's own lock: exclusive for a sweep alone in it, shared by --parallel-hosts ones.
+int lock_sweep(const SweepOptions& opt, const std::string& me) {
+  std::string holder;
+  const int fd = try_lock_file(opt.out, ".sweep.lock", me, &holder, opt.parallel);
+  if (fd >= 0) return fd;
+  if (opt.parallel)
+    fail("%s: in use by a sweep started without --parallel-hosts%s; wait for it to finish or stop it",
+         opt.out.c_str(), holder.empty() ? "" : (" (pid " + holder + ")").c_str());
+  fail("%s: in use by another nanotrain sweep%s; wait for it to finish or stop it (or start every sweep process "
+       "on it with --parallel-hosts)",
+       opt.out.c_str(), holder.empty() ? "" : (" (pid " + holder + ")").c_str());
+}
+
+// Checks the stored plan against this one, or stores it (under the status lock: two processes
+// starting at once store one plan, and the second compares against it).
+void store_plan(const std::vector<SweepRun>& runs, const nlohmann::json& plan, const std::string& out) {
+  const Fd lock{wait_lock_file(out, ".status.lock")};
+  const std::string stored = plan_path(out);
   if (fs::exists(stored)) {
     const std::vector<SweepRun> before =
         runs_from_plan(nlohmann::json::parse(read_file(stored), nullptr, false), stored);
@@ -205,55 +227,92 @@ SweepStatus run_sweep(std::vector<SweepRun> runs, const nlohmann::json& plan, co
       same = before[i].plan.name == runs[i].plan.name && run_identity(before[i].cfg) == run_identity(runs[i].cfg);
     if (!same)
       fail("%s: holds a different sweep; continue it with `nanotrain sweep --out %s` alone, or use another --out",
-           stored.c_str(), opt.out.c_str());
+           stored.c_str(), out.c_str());
   } else {
     write_file_atomic(stored, plan.dump(2) + "\n");
   }
+}
+
+}  // namespace
+
+SweepStatus run_sweep(std::vector<SweepRun> runs, const nlohmann::json& plan, const SweepOptions& opt) {
+  make_dirs(opt.out);
+  const std::string me = strf("%d on %s", int(::getpid()), hostname().c_str());
+  const Fd sweep_lock{lock_sweep(opt, me)};
+  store_plan(runs, plan, opt.out);
+  const std::string claims = (fs::path(opt.out) / ".claims").string();
+  if (opt.parallel) make_dirs(claims);
   std::vector<RunStatus> st;
-  std::vector<bool> todo;
   for (SweepRun& r : runs) {
     r.cfg.run_dir = (fs::path(opt.out) / r.plan.name).string();
     r.cfg.quiet = r.cfg.quiet || !opt.verbose;
     RunStatus rs;
     rs.name = r.plan.name, rs.dir = r.cfg.run_dir;
     st.push_back(rs);
-    todo.push_back(prepare(r, st.back()));
   }
-  SweepStatus status(opt.out, std::move(st));
-  give_peaks(runs, todo, status);
+  SweepStatus status(opt.out, std::move(st), opt.parallel);
   status.write();
+  Peaks peaks;
   std::map<std::string, PlanCandidate> planned;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    RunStatus& rs = status.run(i);
-    const std::string head = strf("[%zu/%zu] %s", i + 1, runs.size(), rs.name.c_str());
-    if (!todo[i]) {
-      log_line(opt, head + ": " + (rs.state == "done" ? strf("already done, val_bpb %.4f", rs.val_bpb) : rs.error));
-      continue;
-    }
-    rs.state = "running";
-    status.write();
-    log_line(opt, head + ": " + rs.how);
-    const auto t0 = Clock::now();
-    try {
-      TrainConfig cfg = runs[i].cfg;
-      plan_if_auto(cfg, planned, opt, head);
-      const TrainSummary s = run_training(cfg);
-      rs.state = "done", rs.val_bpb = s.val_bpb;
-    } catch (const Interrupted&) {
-      rs.state = "interrupted", rs.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-      status.set_state("interrupted");
+  std::vector<bool> settled(runs.size(), false);  // done, skipped or failed by this process
+  // A lone sweep goes through its runs once. Sharing the folder, a process takes each run no other
+  // holds; it looks again after running one, for a run a killed process let go of meanwhile.
+  for (bool ran = true; ran;) {
+    ran = false;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (settled[i]) continue;
+      const std::string head = strf("[%zu/%zu] %s", i + 1, runs.size(), runs[i].plan.name.c_str());
+      std::string holder;
+      const Fd claim{opt.parallel ? try_lock_file(claims, (runs[i].plan.name + ".lock").c_str(), me, &holder) : -1};
+      if (opt.parallel && claim.fd < 0) continue;  // another process has it
+      if (opt.parallel) status.write();          // the others' latest entries
+      RunStatus& rs = status.run(i);
+      RunStatus fresh;
+      fresh.name = rs.name, fresh.dir = rs.dir;
+      SweepRun run = runs[i];
+      const bool todo = prepare(run, fresh);
+      settled[i] = true;
+      if (!todo) {
+        // A run another process finished keeps that process's entry.
+        if (!(fresh.how == "skipped" && rs.state == "done")) status.own(i), rs = fresh;
+        log_line(opt, head + ": " + (fresh.state == "done" ? strf("already done, val_bpb %.4f", fresh.val_bpb) : fresh.error));
+        status.write();
+        continue;
+      }
+      status.own(i);
+      rs = fresh;
+      rs.state = "running", rs.worker = me;
+      peaks.give(run.cfg, status);
       status.write();
-      throw;
-    } catch (const std::exception& e) {
-      rs.state = "failed", rs.error = e.what();
+      log_line(opt, head + ": " + rs.how);
+      const auto t0 = Clock::now();
+      try {
+        plan_if_auto(run.cfg, planned, opt, head);
+        const TrainSummary s = run_training(run.cfg);
+        rs.state = "done", rs.val_bpb = s.val_bpb;
+      } catch (const Interrupted&) {
+        rs.state = "interrupted", rs.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        status.set_state("interrupted");
+        status.write();
+        throw;
+      } catch (const std::exception& e) {
+        rs.state = "failed", rs.error = e.what();
+      }
+      ran = opt.parallel;
+      rs.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      log_line(opt, head + ": " +
+                        (rs.state == "done" ? strf("done, val_bpb %.4f (%.1f s)", rs.val_bpb, rs.seconds)
+                                            : "FAILED: " + rs.error));
+      status.write();
     }
-    rs.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    log_line(opt, head + ": " +
-                      (rs.state == "done" ? strf("done, val_bpb %.4f (%.1f s)", rs.val_bpb, rs.seconds)
-                                          : "FAILED: " + rs.error));
-    status.write();
   }
-  status.set_state(status.count("failed") > 0 ? "failed" : "done");
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (!settled[i])
+      log_line(opt, strf("[%zu/%zu] %s: ", i + 1, runs.size(), runs[i].plan.name.c_str()) +
+                        (status.run(i).worker.empty() ? "held by another sweep process"
+                                                      : "running in " + status.run(i).worker));
+  status.write();
+  status.settle();
   status.write();
   return status;
 }

@@ -5,6 +5,10 @@
 // planned), resumes an interrupted one from its newest checkpoint and runs the rest. A run that
 // fails is recorded and the sweep goes on. The MFU's peak is measured once for the sweep (per
 // device and precision) and given to every run.
+// With `parallel`, several processes (one per host, over a shared file system, or the ranks of an
+// MPI launch) work on one sweep folder: each claims a run by locking SWEEP/.claims/RUN.lock, so a
+// run trains in one process at a time; a claim of a process that died is free again, and its run
+// resumes from its checkpoint in the next process that claims it.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,9 +39,11 @@ struct SweepOptions {
   std::string out;
   bool verbose = false;  // the runs' own progress lines
   bool quiet = false;    // not even a line per run
+  bool parallel = false;  // other sweep processes share the folder (--parallel-hosts)
 };
 
-// Returns the final status (its "state": done, or failed when a run failed). A SIGINT / SIGTERM
+// Returns the final status (its "state": done, failed when a run failed, or with `parallel`
+// running while other processes still train runs). A SIGINT / SIGTERM
 // during a run stops it cleanly (a checkpoint written), records the sweep as interrupted and
 // rethrows nt::Interrupted.
 SweepStatus run_sweep(std::vector<SweepRun> runs, const nlohmann::json& plan, const SweepOptions& opt);

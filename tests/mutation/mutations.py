@@ -84,4 +84,6 @@ MUTATIONS = [
      "TorchParity"),
     ("stale temporary checkpoint files are kept", "src/train/checkpoint.cc",
      'if (e.path().extension() == ".tmp") fs::remove(e.path(), ec);', "(void)e;", "nanotrain", "cli_checkpoint_kills"),
+    ("a sharing sweep process ignores the other processes' claims", "src/experiment/sweep_runner.cc",
+     "if (opt.parallel && claim.fd < 0) continue;", "(void)claim;", "nanotrain", "cli_sweep_parallel"),
 ]
