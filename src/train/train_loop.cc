@@ -8,6 +8,7 @@
 #include "core/check.h"
 #include "core/duration.h"
 #include "core/sha256.h"
+#include "core/system.h"
 #include "profile/profile.h"
 #include "train/ranks.h"
 #include "train/trainer.h"
@@ -314,10 +315,15 @@ nlohmann::json TrainLoop::rank_report() {
   mine[0] = double(rank_tokens_), mine[1] = rank_train_s_, mine[2] = rank_compute_s_, mine[3] = rank_comm_s_;
   mine[4] = double(opt_.state_bytes());
   if (n > 1) comm_.allreduce_sum(all.data(), all.size());
+  std::vector<std::string> hosts(n);  // the machine of each rank, as it names itself
+  for (size_t i = 0; i < n; ++i) {
+    if (i == r) hosts[i] = hostname();
+    if (n > 1) dist::broadcast_string(comm_, hosts[i], int(i));
+  }
   nlohmann::json ranks = nlohmann::json::array();
   for (size_t i = 0; i < n; ++i) {
     const double* f = all.data() + kFields * i;
-    ranks.push_back({{"rank", i}, {"tokens", int64_t(f[0])}, {"train_seconds", f[1]},
+    ranks.push_back({{"rank", i}, {"host", hosts[i]}, {"tokens", int64_t(f[0])}, {"train_seconds", f[1]},
                      {"tokens_per_second", f[1] > 0 ? f[0] / f[1] : 0.0}, {"compute_seconds", f[2]},
                      {"compute_tokens_per_second", f[2] > 0 ? f[0] / f[2] : 0.0}, {"comm_seconds", f[3]},
                      {"comm_share", f[1] > 0 ? f[3] / f[1] : 0.0}, {"optimizer_state_bytes", int64_t(f[4])}});
