@@ -19,6 +19,7 @@
 #include "core/check.h"
 #include "core/files.h"
 #include "core/system.h"
+#include "dist/comm.h"
 #include "model/gpt.h"
 #include "train/step_timing.h"
 
@@ -111,12 +112,22 @@ void run_bench(const BenchFlags& f) {
     if (!f.json.empty()) write_json(f.json, out);
     return;
   }
+  // Under mpirun: the training steps only, shared by the ranks; rank 0 prints and writes.
+  dist::Comm& comm = dist::world();
+  if (comm.size() > 1) {
+    if (!f.no_kernels)
+      fail("bench over %d ranks times whole training steps only: add --no-kernels (the kernel table is one "
+           "process's)", comm.size());
+    if (!f.trace.empty()) fail("--trace %s: a trace is one process's (run bench without mpirun)", f.trace.c_str());
+    if (f.profile) fail("--profile: a profile is one process's (run bench without mpirun)");
+    if (comm.rank() != 0 && !std::freopen("/dev/null", "w", stdout)) fail("cannot silence rank %d", comm.rank());
+  }
   Machine m;
-  m.threads = setup_threads(f.threads);
+  m.threads = setup_threads(f.threads, comm.local_rank(), comm.local_size());
   Peaks peaks = measure_peaks(f, m, out);
   if (!f.no_kernels) run_kernel_table(f, m, peaks, out);
   if (!f.no_steps) run_step_table(f, *m.kernels, peaks, out);
-  if (!f.json.empty()) write_json(f.json, out);
+  if (!f.json.empty() && comm.rank() == 0) write_json(f.json, out);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "dist/comm.h"
 #include "kernels/kernels.h"
 #include "kernels/precision.h"
 #include "model/config.h"
@@ -14,14 +15,20 @@
 namespace nt {
 
 struct TimedSteps {
-  std::vector<double> forward_backward_s, optimizer_s;  // one entry per timed step
-  std::vector<double> step_s() const;                   // their sums
+  // One entry per timed step. Over several ranks, comm_s is this rank's time in the gradient sum
+  // and the parameters' sharing (none of it overlaps the compute), and optimizer_s excludes it.
+  std::vector<double> forward_backward_s, optimizer_s, comm_s;
+  std::vector<double> step_s() const;  // their sums
 };
 
 // One warm-up step, then `steps` timed ones of `batch` sequences of c.seq_len tokens;
-// `after_warmup` (if any) runs between them (e.g. to switch the profiler on).
+// `after_warmup` (if any) runs between them (e.g. to switch the profiler on). With `comm` of
+// several ranks, every rank calls it: each computes batch / ranks of the sequences (which must
+// divide), and the step is the training loop's: the gradients summed onto their owners, the
+// sharded optimizer, the updated tensors shared from their owners.
 TimedSteps time_training_steps(const ModelConfig& c, const KernelTable& k, Precision prec, const OptimConfig& oc,
-                               int batch, int steps, const std::function<void()>& after_warmup = {});
+                               int batch, int steps, const std::function<void()>& after_warmup = {},
+                               dist::Comm* comm = nullptr);
 
 double median(std::vector<double> v);
 

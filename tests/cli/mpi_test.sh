@@ -5,7 +5,8 @@
 # holds about 1/N of the optimizer state, the summary reports each rank's throughput and
 # communication, and the divided evaluation gives one process's val_bpb bit for bit.
 # A rank killed mid-run ends the whole job quickly with a non-zero exit, and the run resumes from
-# its last checkpoint; SIGTERM stops every rank at one step. Skipped (77) where mpirun cannot
+# its last checkpoint; SIGTERM stops every rank at one step; bench times the steps over 2 ranks
+# with each rank's figures. Skipped (77) where mpirun cannot
 # start two processes.
 # usage: mpi_test.sh NANOTRAIN WORK_DIR
 set -u
@@ -157,5 +158,25 @@ wait $job
 kill $guard 2>/dev/null
 check "SIGTERM stops both ranks at one step with one checkpoint" \
   "grep -q 'stopped by SIGTERM at step' '$TMP/term.out' && [ \$(ls '$TMP/term/checkpoints' | wc -l) -eq 1 ]"
+
+# bench over 2 ranks: the job's row (printed once), each rank's compute, optimizer and
+# communication; the kernel table is refused (it is one process's).
+"${MPIRUN[@]}" -np 2 "$NT" bench --no-kernels --configs cpu --dtype fp32 --steps 1 --threads 1 \
+  --json "$TMP/bench.json" >"$TMP/bench.out" 2>&1
+rc=$?
+check "bench over 2 ranks: one table, a line per rank (exit $rc)" \
+  "[ $rc -eq 0 ] && [ \$(grep -c '^  cpu ' '$TMP/bench.out') -eq 1 ] && [ \$(grep -c '    rank [01] ' '$TMP/bench.out') -eq 2 ]"
+check "bench over 2 ranks: --json holds each rank's figures" "python3 - '$TMP/bench.json' <<'PY'
+import json, sys
+row = json.load(open(sys.argv[1]))['steps'][0]
+r = row['ranks']
+assert [x['rank'] for x in r] == [0, 1] and all(x['host'] for x in r), r
+assert all(x['forward_backward_ms'] > 0 and x['comm_ms'] > 0 and 0 < x['comm_share'] < 1 for x in r), r
+assert abs(sum(x['tokens_per_second'] for x in r) - row['tokens_per_second']) < 0.01 * row['tokens_per_second'], row
+PY"
+"${MPIRUN[@]}" -np 2 "$NT" bench --configs cpu --steps 1 --threads 1 >"$TMP/bench_k.out" 2>&1
+rc=$?
+check "bench over 2 ranks refuses the kernel table (exit $rc)" \
+  "[ $rc -ne 0 ] && grep -q 'times whole training steps only: add --no-kernels' '$TMP/bench_k.out'"
 
 finish
