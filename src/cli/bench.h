@@ -158,6 +158,8 @@ void run_case_table(const BenchFlags& f, nlohmann::json& out);
 // --case-tables names only tables this machine runs and --case-filter keeps some row (an error
 // naming the flag otherwise).
 void check_case_flags(const BenchFlags& f);
+// Under mpirun: the link between ranks 0 and 1 and the all-reduce, printed, in out["comm"].
+void run_comm_table(nlohmann::json& out);
 // Runs the training steps of every --configs x --dtype, prints them, fills out["steps"].
 void run_step_table(const BenchFlags& f, const KernelTable& k, Peaks& peaks, nlohmann::json& out);
 

@@ -126,6 +126,7 @@ void run_bench(const BenchFlags& f) {
   m.threads = setup_threads(f.threads, comm.local_rank(), comm.local_size());
   Peaks peaks = measure_peaks(f, m, out);
   if (!f.no_kernels) run_kernel_table(f, m, peaks, out);
+  if (comm.size() > 1) run_comm_table(out);
   if (!f.no_steps) run_step_table(f, *m.kernels, peaks, out);
   if (!f.json.empty() && comm.rank() == 0) write_json(f.json, out);
 }

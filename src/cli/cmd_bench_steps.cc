@@ -11,6 +11,7 @@
 #include "core/files.h"
 #include "core/system.h"
 #include "dist/comm.h"
+#include "model/params.h"
 #include "profile/profile.h"
 #include "train/step_timing.h"
 
@@ -24,6 +25,12 @@ struct StepResult {
   // This rank's medians: forward + backward, optimizer, communication (several ranks only).
   double fb = 0, opt = 0, comm = 0;
 };
+
+int64_t param_count(const ModelConfig& c) {
+  int64_t n = 0;
+  for (const ParamSpec& p : param_specs(c)) n += p.numel();
+  return n;
+}
 
 // Per rank: its host, and the median step, forward + backward, optimizer and communication.
 nlohmann::json rank_rows(dist::Comm& comm, const StepResult& r) {
@@ -111,7 +118,8 @@ void run_step_table(const BenchFlags& f, const KernelTable& k, Peaks& peaks, nlo
                   r.sec * 1e3, r.tps, 100 * r.mfu, r.peak, prec == Precision::kBf16 ? "bf16" : "fp32");
       sj.push_back({{"model", name}, {"config", c.to_json()}, {"dtype", precision_name(prec)}, {"batch", r.B},
                     {"step_ms", r.sec * 1e3}, {"tokens_per_second", r.tps}, {"mfu", r.mfu}, {"peak_gflops", r.peak},
-                    {"flops_per_token", flops_per_token(c, r.T)}, {"steps", f.steps}});
+                    {"flops_per_token", flops_per_token(c, r.T)}, {"steps", f.steps},
+                    {"params", param_count(c)}, {"forward_backward_ms", r.fb * 1e3}, {"optimizer_ms", r.opt * 1e3}});
       if (comm.size() > 1) {
         const nlohmann::json ranks = rank_rows(comm, r);
         for (const auto& x : ranks)

@@ -4,8 +4,9 @@
 # it would ssh to the other machine). 20 fp32 steps over the two "hosts" give the 1-process losses
 # within 1e-6 relative; the summary names each rank's host and its communication; a 1-process
 # checkpoint resumed over the two hosts continues as the uninterrupted run did.
-# NT_HOSTS_BENCH=1 also trains depth 6 in bf16 for 60 s over the two hosts (one thread each) and in
-# one process (two threads) and prints tokens/s and the communication share of each.
+# NT_HOSTS_BENCH=1 also measures the link between the hosts (WORK_DIR/comm.json, for
+# bench/scaleup.py) and trains depth 6 in bf16 for 60 s over the two hosts (one thread each) and in
+# one process (two threads), printing tokens/s and the communication share of each.
 # Needs a build with MPI, root (namespaces), ip, unshare and mpirun; skipped (77) naming what is
 # missing.
 # usage: mpi_hosts_test.sh NANOTRAIN WORK_DIR
@@ -96,6 +97,8 @@ check "a 1-process checkpoint resumed over 2 hosts continues within 1e-6 relativ
   "[ $rc -eq 0 ] && close '$d'"
 
 if [ "${NT_HOSTS_BENCH:-0}" = 1 ]; then
+  # The link over TCP between the two hosts (for bench/scaleup.py): WORK_DIR/comm.json.
+  "${TWO_HOSTS[@]}" "$NT" bench --no-kernels --no-steps --threads 1 --json "$TMP/comm.json" 2>&1 | grep -A3 '^communication'
   D6=(--data "${NT_BENCH_DATA:-$TMP/data}" --preset cpu --depth 6 --dtype bf16 --total-batch-tokens 8192
       --time-budget 60s --eval-tokens 8192 --sample-tokens 0 --save-every 0)
   "$NT" train "${D6[@]}" --threads 2 --run-dir "$TMP/bench_one" >/dev/null 2>&1
