@@ -143,6 +143,13 @@ struct KernelTable {
   void (*relu2_fwd_bf16)(const ExecContext& ctx, uint16_t* out, const uint16_t* inp, int64_t n);
   // dinp = bf16(dout * 2 relu(x)): the activation gradient straight into its GEMM operand.
   void (*relu2_bwd_bf16)(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n);
+  // gelu_fwd / gelu_bwd and swiglu_fwd / swiglu_bwd with bf16 inputs and outputs (computed in
+  // fp32, each result rounded once): the other MLP activations of bf16 runs.
+  void (*gelu_fwd_bf16)(const ExecContext& ctx, uint16_t* out, const uint16_t* inp, int64_t n);
+  void (*gelu_bwd_bf16)(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n);
+  void (*swiglu_fwd_bf16)(const ExecContext& ctx, uint16_t* out, const uint16_t* inp, int64_t rows, int64_t f);
+  void (*swiglu_bwd_bf16)(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp,
+                          int64_t rows, int64_t f);
   // As matmul, with bf16 A and B, fp32 products and accumulation, fp32 C.
   void (*matmul_bf16)(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
                       int64_t k, bool trans_a, bool trans_b, float beta);

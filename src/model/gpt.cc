@@ -12,12 +12,6 @@
 
 namespace nt {
 
-void check_precision_supports(const ModelConfig& cfg, Precision precision) {
-  if (precision != Precision::kBf16) return;
-  if (cfg.mlp != "relu2") fail("--mlp %s: not available with --dtype bf16 yet", cfg.mlp.c_str());
-  if (cfg.value_embeds) fail("--value-embeds: not available with --dtype bf16 yet");
-}
-
 Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq, Precision precision)
     : cfg_(cfg),
       k_(kernels),
@@ -28,7 +22,6 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
       params_(cfg),
       grads_(cfg) {
   cfg.validate();
-  check_precision_supports(cfg, precision);
   NT_CHECK(batch > 0 && seq > 0 && seq <= cfg.seq_len, "bad activation shape B=%d T=%d", batch, seq);
   const bool bf16 = precision == Precision::kBf16;  // which buffers the op set reads and writes
   const int64_t N = int64_t(batch) * seq, C = cfg.d_model, H = cfg.n_head, KVH = cfg.n_kv_head,
@@ -57,7 +50,7 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
     // bf16 runs keep the normalised activations only as their bf16 GEMM operands, which the
     // norms' backward reads too (2 N C floats a layer fewer: 256 MiB at depth 8, batch 32).
     if (bf16) {
-      a.fc_h.resize(N * F);
+      a.fc_h.resize(N * FI);
       a.ln1_h.resize(N * C), a.att_h.resize(N * H * D), a.ln2_h.resize(N * C);
     } else {
       a.fc.resize(N * FI);
@@ -78,13 +71,13 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
   dx_.resize(N * C), dln_.resize(N * C), dlnf_.resize(N * C);
   // (A backend whose down product writes the activation's gradient itself needs no buffer for
   // the product: activation_bytes's count of it is then an upper bound.)
-  if (bf16) dact_h_.resize(k_.matmul_bf16_out_relu2_bwd ? 0 : N * F);
+  if (bf16) dact_h_.resize(cfg.mlp == "relu2" && k_.matmul_bf16_out_relu2_bwd ? 0 : N * F);
   else act_.resize(N * FI), dact_.resize(N * F);
   datt_.resize(N * H * D), dq_.resize(N * H * D), dk_.resize(N * KVH * D), dv_.resize(N * KVH * D);
   if (bf16) {
     wbf_.resize(params_.numel());
     h0_.resize(size_t(N * std::max(C, H * D)));
-    h1_.resize(size_t(N * std::max(F, H * D + 2 * KVH * D)));
+    h1_.resize(size_t(N * std::max(FI, H * D + 2 * KVH * D)));  // the MLP's activation, then its gradient
     h2_.resize(size_t(std::max(N * KVH * D, std::min<int64_t>(N, head_chunk_rows(cfg.vocab_size)) * cfg.vocab_size)));
     h3_.resize(size_t(N * KVH * D));
     if (k_.packed_b_bf16_size && k_.pack_b_bf16 && k_.matmul_bf16_packed_b) {
@@ -132,9 +125,9 @@ size_t Gpt::activation_bytes(const ModelConfig& c, int batch, int seq, Precision
   auto round32 = [](size_t x) { return (x + 31) / 32 * 32; };
   const size_t head_packed = round32(size_t(c.vocab_size)) * round32(C);
   if (in_bf16)
-    bf16 = size_t(count_params(c)) + N * std::max(C, H * D) + N * std::max(F, H * D + 2 * KVH * D) +
+    bf16 = size_t(count_params(c)) + N * std::max(C, H * D) + N * std::max(FI, H * D + 2 * KVH * D) +
            std::max(N * KVH * D, std::min<size_t>(N, size_t(head_chunk_rows(c.vocab_size))) * c.vocab_size) + N * KVH * D +
-           (c.depth + 1) * N * F + c.depth * N * (2 * C + H * D) + 2 * head_packed;
+           c.depth * N * FI + N * F + c.depth * N * (2 * C + H * D) + 2 * head_packed;
   return (saved + scratch) * sizeof(float) + bf16 * 2;
 }
 

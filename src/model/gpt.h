@@ -35,7 +35,7 @@ struct LayerActs {
   Buffer<float> att, lse;         // (N, H*D), (B, H, T)
   Buffer<float> ln2, rstd2;       // (N, C), (N)   (ln2: fp32 runs)
   Buffer<float> fc;               // (N, F or 2F)   pre-activation (fp32 runs)
-  Buffer<uint16_t> fc_h;          // (N, 4C)   the same in bf16 runs: a bf16 GEMM output
+  Buffer<uint16_t> fc_h;          // (N, F or 2F)   the same in bf16 runs: a bf16 GEMM output
   // bf16 runs: the GEMM operands made from ln1, att and ln2 in the forward, kept for the
   // backward's weight gradients instead of being converted again there.
   Buffer<uint16_t> ln1_h, att_h, ln2_h;  // (N, C), (N, H*D), (N, C)
@@ -43,9 +43,6 @@ struct LayerActs {
   // 3 sigmoid(.) (N, KVH).
   Buffer<float> xres, ve_g;
 };
-
-// Fails naming the flag where a model variant has no path in that precision yet.
-void check_precision_supports(const ModelConfig& cfg, Precision precision);
 
 class Gpt {
  public:

@@ -7,6 +7,7 @@
 //   qk scale:       q, k *= s after the QK-norm, folded into q as s^2 (the scores are the same)
 // Their per-row work is O(N C) against the blocks' O(N C^2) GEMMs: plain loops.
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/check.h"
@@ -27,6 +28,21 @@ float sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
 void put(float* g, double v, bool accumulate) { *g = accumulate ? float(*g + v) : float(v); }
 
 constexpr int kSmearChannels = 24, kVeGateChannels = 12;
+
+// ln1's element i: fp32 runs keep ln1, bf16 runs only its bf16 GEMM operand (widened exactly).
+float ln1_at(const LayerActs& a, size_t i) {
+  if (a.ln1.size() > 0) return a.ln1[i];
+  const uint32_t u = uint32_t(a.ln1_h[i]) << 16;
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+// The value-embedding gate's pre-activation of row r, head h.
+double gate_input(const LayerActs& a, int64_t r, int64_t C, const float* w) {
+  double s = 0;
+  for (int j = 0; j < kVeGateChannels; ++j) s += double(ln1_at(a, size_t(r * C + j))) * double(w[j]);
+  return s;
+}
 
 }  // namespace
 
@@ -117,8 +133,7 @@ void Gpt::value_embed_fwd(int l, const ModelTensors& w, const int32_t* inputs, i
   for (int64_t r = 0; r < N; ++r) {
     const float* ve = lw.ve + int64_t(inputs[r]) * KD;
     for (int64_t h = 0; h < KVH; ++h) {
-      const float gate =
-          3.0f * sigmoid(float(dot(a.ln1.data() + r * C, lw.ve_gate + h * kVeGateChannels, kVeGateChannels)));
+      const float gate = 3.0f * sigmoid(float(gate_input(a, r, C, lw.ve_gate + h * kVeGateChannels)));
       a.ve_g[size_t(r * KVH + h)] = gate;
       float* v = a.v.data() + r * KD + h * D;
       for (int64_t e = 0; e < D; ++e) v[e] += gate * ve[h * D + e];
@@ -148,7 +163,7 @@ void Gpt::value_embed_bwd(int l, const ModelTensors& w, const ModelTensors& g, c
       const float dz = float(dgate * gate * (1.0 - gate / 3.0));  // d(3 sigmoid(z))/dz = g (1 - g/3)
       ve_dz_[size_t(r * KVH + h)] = dz;
       for (int j = 0; j < kVeGateChannels; ++j)
-        dgw[size_t(h * kVeGateChannels + j)] += double(dz) * a.ln1[size_t(r * C + j)];
+        dgw[size_t(h * kVeGateChannels + j)] += double(dz) * ln1_at(a, size_t(r * C + j));
     }
   }
   for (size_t i = 0; i < dgw.size(); ++i) put(lg.ve_gate + i, dgw[i], accumulate);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The bf16 op set: every GEMM takes bf16 operands with fp32 accumulation. The MLP's
 // pre-activation and its gradient feed only the bf16 activation, so their GEMMs write them in
-// bf16 (half the traffic of the two largest activations); the backend's fused GEMM + activation
-// ops are taken where it has them.
+// bf16 (half the traffic of the two largest activations); the backend's fused GEMM + ReLU^2 ops
+// are taken where it has them (GELU and SwiGLU run their own bf16 pass).
 #include "core/check.h"
 #include "model/precision_ops.h"
 #include "profile/profile.h"
@@ -15,7 +15,8 @@ class Bf16Ops final : public PrecisionOps {
  public:
   Bf16Ops(const KernelTable& k, const ExecContext& ctx) : PrecisionOps(k, ctx) {
     NT_CHECK(k.matmul_bf16 && k.matmul_bf16_out && k.to_bf16 && k.to_bf16_rows && k.rmsnorm_fwd_bf16 &&
-                 k.rmsnorm_bwd_bf16 && k.relu2_fwd_bf16 && k.relu2_bwd_bf16 && k.softcap_xent_bf16 &&
+                 k.rmsnorm_bwd_bf16 && k.relu2_fwd_bf16 && k.relu2_bwd_bf16 && k.gelu_fwd_bf16 &&
+                 k.gelu_bwd_bf16 && k.swiglu_fwd_bf16 && k.swiglu_bwd_bf16 && k.softcap_xent_bf16 &&
                  k.attention_fwd_bf16 && k.attention_bwd_bf16,
              "backend %s has no bf16 kernels", k.name);
     attention_fwd = k.attention_fwd_bf16;
@@ -46,6 +47,7 @@ class Bf16Ops final : public PrecisionOps {
   // The activation comes out of the up product's epilogue where the backend has it, else the
   // down product reads it straight from fc, else relu2_fwd_bf16's own pass writes it.
   void mlp_fwd(float* x, const MlpTensors& t, const MlpScratch& s) const override {
+    if (t.act != MlpAct::kRelu2) return other_mlp_fwd(x, t, s);
     const bool in_up = k_.matmul_bf16_out_relu2 != nullptr, in_down = !in_up && k_.matmul_bf16_relu2;
     {
       profile::Zone z(profile::kMlpUp);
@@ -66,6 +68,7 @@ class Bf16Ops final : public PrecisionOps {
   // gradient applied where the backend has that one (else relu2_bwd_bf16's pass).
   void mlp_bwd(float* dln, float* dwfc, float* dwproj, Operand dx, const MlpTensors& t, const MlpScratch& s,
                float beta_w) const override {
+    if (t.act != MlpAct::kRelu2) return other_mlp_bwd(dln, dwfc, dwproj, dx, t, s, beta_w);
     const int64_t N = t.n, C = t.c, F = t.f;
     const bool wgrad_fused = k_.matmul_bf16_relu2 != nullptr, dgrad_fused = k_.matmul_bf16_out_relu2_bwd != nullptr;
     if (!wgrad_fused) {
@@ -86,6 +89,42 @@ class Bf16Ops final : public PrecisionOps {
     profile::Zone z(profile::kMlpUp);
     k_.matmul_bf16(ctx_, dwfc, s.act_h, t.ln2.h, F, C, N, true, false, beta_w);
     k_.matmul_bf16(ctx_, dln, s.act_h, t.wfc.h, N, C, F, false, false, 0.0f);
+  }
+
+  // GELU and SwiGLU: the products in bf16 with the activation's own pass between them (no fused
+  // GEMM epilogue); act_h holds the activation (N, F), then the pre-activation's gradient (N, F or
+  // 2F); dact_h the down product's data gradient.
+  void activation(uint16_t* act, const MlpTensors& t) const {
+    profile::Zone z(profile::kRelu2);
+    if (t.act == MlpAct::kGelu) k_.gelu_fwd_bf16(ctx_, act, t.fc_h, t.n * t.f);
+    else k_.swiglu_fwd_bf16(ctx_, act, t.fc_h, t.n, t.f);
+  }
+  void other_mlp_fwd(float* x, const MlpTensors& t, const MlpScratch& s) const {
+    {
+      profile::Zone z(profile::kMlpUp);
+      k_.matmul_bf16_out(ctx_, t.fc_h, t.ln2.h, t.wfc.h, t.n, t.fin(), t.c, false, true);
+    }
+    activation(s.act_h, t);
+    profile::Zone z(profile::kMlpDown);
+    k_.matmul_bf16(ctx_, x, s.act_h, t.wproj.h, t.n, t.c, t.f, false, true, 1.0f);
+  }
+  void other_mlp_bwd(float* dln, float* dwfc, float* dwproj, Operand dx, const MlpTensors& t, const MlpScratch& s,
+                     float beta_w) const {
+    const int64_t N = t.n, C = t.c, F = t.f, FI = t.fin();
+    activation(s.act_h, t);  // recomputed rather than stored
+    {
+      profile::Zone z(profile::kMlpDown);
+      k_.matmul_bf16(ctx_, dwproj, dx.h, s.act_h, C, F, N, true, false, beta_w);
+      k_.matmul_bf16_out(ctx_, s.dact_h, dx.h, t.wproj.h, N, F, C, false, false);
+    }
+    {
+      profile::Zone z(profile::kRelu2);
+      if (t.act == MlpAct::kGelu) k_.gelu_bwd_bf16(ctx_, s.act_h, s.dact_h, t.fc_h, N * F);
+      else k_.swiglu_bwd_bf16(ctx_, s.act_h, s.dact_h, t.fc_h, N, F);
+    }
+    profile::Zone z(profile::kMlpUp);
+    k_.matmul_bf16(ctx_, dwfc, s.act_h, t.ln2.h, FI, C, N, true, false, beta_w);
+    k_.matmul_bf16(ctx_, dln, s.act_h, t.wfc.h, N, C, FI, false, false, 0.0f);
   }
 
   // Where Wq, Wk, Wv lie back to back (so do their gradients and bf16 copies), dq, dk, dv side by

@@ -27,9 +27,4 @@ void apply_preset_optim(const std::string& preset, int d_model, OptimConfig& o) 
   set(o.adam_wd_head, base.adam_wd_head, 0.01);
 }
 
-std::optional<Precision> preset_precision(const std::string& preset) {
-  if (preset == "nanochat") return Precision::kFp32;
-  return std::nullopt;
-}
-
 }  // namespace nt

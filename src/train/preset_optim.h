@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The optimizer half of a preset: --preset nanochat's Muon and AdamW settings (docs/VARIANTS.md).
 #pragma once
-#include <optional>
 #include <string>
-
-#include "kernels/precision.h"
 
 #include "optim/optim_config.h"
 
@@ -16,9 +13,5 @@ namespace nt {
 // taken only where `o` still holds OptimConfig's default, so a flag given with another value wins.
 // Other presets leave `o` as it is.
 void apply_preset_optim(const std::string& preset, int d_model, OptimConfig& o);
-
-// The precision a preset runs in when --dtype is not given (none: the backend's default).
-// nanochat: fp32, as the bf16 op set lacks value embeddings for now.
-std::optional<Precision> preset_precision(const std::string& preset);
 
 }  // namespace nt

@@ -30,9 +30,7 @@ TrainPlan plan_settings(const TrainConfig& cfg) {
   p.pack = cfg.packing == "stream" ? PackMode::Stream : PackMode::BestFit;
   p.backend = &backend_for_device(cfg.device);
   p.kernels = &p.backend->kernels();
-  p.prec = !cfg.dtype.empty()                ? parse_precision(cfg.dtype.c_str())
-           : preset_precision(cfg.shape.preset) ? *preset_precision(cfg.shape.preset)
-                                                : p.backend->default_precision();
+  p.prec = !cfg.dtype.empty() ? parse_precision(cfg.dtype.c_str()) : p.backend->default_precision();
   p.machine = p.backend->describe();
   const dist::Comm& comm = dist::world();
   p.ranks = comm.size();
@@ -44,7 +42,6 @@ void plan_model(TrainPlan& p, const Tokenizer& tok) {
   const TrainConfig& cfg = p.cfg;
   p.model = resolve_model_config(cfg.shape, int(tok.vocab_size()));
   const ModelConfig& mc = p.model;
-  check_precision_supports(mc, p.prec);  // before anything is written
   if (uint32_t(mc.vocab_size) < tok.vocab_size())
     fail("--vocab-size %d: smaller than the data's tokenizer vocabulary (%u)", mc.vocab_size, tok.vocab_size());
   p.B = cfg.batch_size > 0 ? cfg.batch_size : (cfg.shape.preset == "frontier" ? 4 : 16);

@@ -117,7 +117,7 @@ void check_rows(const KernelTable& k, int64_t rows, int64_t width) {
 }
 
 // GELU over rows x width elements, and SwiGLU over rows of [gate | up] (rows, 2 width): forward
-// and backward (GELU's in place, as the model runs it).
+// and backward (GELU's in place, as the model runs it), in fp32 and in bf16.
 void check_activations(const KernelTable& k, int64_t rows, int64_t width) {
   const std::string at = std::string(k.name) + " " + std::to_string(rows) + "x" + std::to_string(width);
   const size_t n = size_t(rows * width);
@@ -140,6 +140,28 @@ void check_activations(const KernelTable& k, int64_t rows, int64_t width) {
   EXPECT_LT(rel_err(to_f64(dyf.data(), n), dx), 1e-5) << "gelu bwd " << at;
   EXPECT_LT(rel_err(to_f64(ysf.data(), n), ys), 1e-6) << "swiglu fwd " << at;
   EXPECT_LT(rel_err(to_f64(dusf.data(), 2 * n), dus), 1e-6) << "swiglu bwd " << at;
+
+  // The bf16 versions: inputs rounded to bf16, results against the spec in double on the same
+  // rounded inputs, each within half a bf16 ulp (one rounding) plus the fp32 kernels' own error.
+  std::vector<uint16_t> xh(n), dyh(n), uh(2 * n), yh(n, 0xdead), dxh(n, 0xdead), ysh(n, 0xdead), dush(2 * n, 0xdead);
+  ref::to_bf16(xh.data(), to_f32(x).data(), int64_t(n));
+  ref::to_bf16(dyh.data(), to_f32(dy).data(), int64_t(n));
+  ref::to_bf16(uh.data(), to_f32(u).data(), int64_t(2 * n));
+  Vec xr(n), dyr(n), ur(2 * n);
+  for (size_t i = 0; i < n; ++i) xr[i] = ref::from_bf16_1(xh[i]), dyr[i] = ref::from_bf16_1(dyh[i]);
+  for (size_t i = 0; i < 2 * n; ++i) ur[i] = ref::from_bf16_1(uh[i]);
+  ref::gelu_fwd<double>(y.data(), xr.data(), int64_t(n));
+  ref::gelu_bwd<double>(dx.data(), dyr.data(), xr.data(), int64_t(n));
+  ref::swiglu_fwd<double>(ys.data(), ur.data(), rows, width);
+  ref::swiglu_bwd<double>(dus.data(), dyr.data(), ur.data(), rows, width);
+  k.gelu_fwd_bf16(test_ctx(), yh.data(), xh.data(), int64_t(n));
+  k.gelu_bwd_bf16(test_ctx(), dxh.data(), dyh.data(), xh.data(), int64_t(n));
+  k.swiglu_fwd_bf16(test_ctx(), ysh.data(), uh.data(), rows, width);
+  k.swiglu_bwd_bf16(test_ctx(), dush.data(), dyh.data(), uh.data(), rows, width);
+  EXPECT_EQ(test::bf16_misses(yh.data(), y, 1e-6, test::max_abs(y)), 0) << "gelu fwd bf16 " << at;
+  EXPECT_EQ(test::bf16_misses(dxh.data(), dx, 1e-5, test::max_abs(dx)), 0) << "gelu bwd bf16 " << at;
+  EXPECT_EQ(test::bf16_misses(ysh.data(), ys, 1e-6, test::max_abs(ys)), 0) << "swiglu fwd bf16 " << at;
+  EXPECT_EQ(test::bf16_misses(dush.data(), dus, 1e-6, test::max_abs(dus)), 0) << "swiglu bwd bf16 " << at;
 }
 
 class KernelRows : public test::TableCaseTest<RowsCase> {};

@@ -84,6 +84,13 @@ MUTATIONS = [
      "TorchParity"),
     ("stale temporary checkpoint files are kept", "src/train/checkpoint.cc",
      'if (e.path().extension() == ".tmp") fs::remove(e.path(), ec);', "(void)e;", "nanotrain", "cli_checkpoint_kills"),
+    ("bf16 SwiGLU's up-projection gradient dropped", "src/model/precision_ops_bf16.cc",
+     "k_.matmul_bf16(ctx_, dwfc, s.act_h, t.ln2.h, FI, C, N, true, false, beta_w);",
+     "k_.matmul_bf16(ctx_, dwfc, s.act_h, t.ln2.h, F, C, N, true, false, beta_w);", "bf16_gradient_test",
+     "Bf16Gradients"),
+    ("the value embeddings' gate reads the next ln1 channel in bf16", "src/model/gpt_variants.cc",
+     "const uint32_t u = uint32_t(a.ln1_h[i]) << 16;", "const uint32_t u = uint32_t(a.ln1_h[i + 1]) << 16;",
+     "bf16_gradient_test", "Bf16Gradients"),
     ("a sharing sweep process ignores the other processes' claims", "src/experiment/sweep_runner.cc",
      "if (opt.parallel && claim.fd < 0) continue;", "(void)claim;", "nanotrain", "cli_sweep_parallel"),
 ]

@@ -68,12 +68,6 @@ TEST(PresetNanochat, OptimizerIsNanochats) {
   }
 }
 
-TEST(PresetNanochat, RunsInFp32UnlessADtypeIsGiven) {
-  ASSERT_TRUE(preset_precision("nanochat").has_value());
-  EXPECT_EQ(*preset_precision("nanochat"), Precision::kFp32);
-  for (const char* other : {"cpu", "tiny", "frontier"}) EXPECT_FALSE(preset_precision(other).has_value()) << other;
-}
-
 TEST(PresetNanochat, GivenFlagsWin) {
   ShapeFlags f;
   f.preset = "nanochat", f.qk_scale = 1.5, f.window_pattern = "SL", f.rope_base = 20000, f.seq_len = 512;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The MLP's other activations, GELU (tanh form) and SwiGLU, forward and backward: one pass each,
-// AVX2 (exp8 / tanh8 of simd_avx2.h), threaded in chunks as elementwise_cpu.cc's ReLU^2.
+// AVX2 (exp8 / tanh8 of simd_avx2.h), threaded in chunks as elementwise_cpu.cc's ReLU^2. The bf16
+// versions run the same vector math on widened bf16 inputs and round each result once.
 #include <algorithm>
 #include <cmath>
 
@@ -44,6 +45,26 @@ inline __m256 sigmoid8(__m256 g) {
 template <class F>
 void tail(int64_t n, F op) {
   if (n > 0) op(n);
+}
+
+// 8 bf16 values widened to fp32 (exact), and 8 fp32 values rounded to bf16 (nearest even).
+inline __m256 load_bf16x8(const uint16_t* p) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+inline void store_bf16x8(uint16_t* p, __m256 x) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bf16x8(x)); }
+
+// op(in0, in1, out) on 8 lanes over [i, end) of arrays of bf16: whole vectors, then the tail
+// through the same code on zero-padded copies (in1 may be null).
+template <class Op>
+void bf16_lanes(const uint16_t* in0, const uint16_t* in1, uint16_t* out, int64_t i, int64_t end, Op op) {
+  for (; i + 8 <= end; i += 8) op(in0 + i, in1 ? in1 + i : nullptr, out + i);
+  if (i == end) return;
+  alignas(16) uint16_t a[8] = {}, b[8] = {}, y[8];
+  std::copy_n(in0 + i, end - i, a);
+  if (in1) std::copy_n(in1 + i, end - i, b);
+  op(a, b, y);
+  std::copy_n(y, end - i, out + i);
 }
 
 }  // namespace
@@ -126,6 +147,68 @@ void swiglu_bwd(const ExecContext& ctx, float* dinp, const float* dout, const fl
         dg[j] = dj * uj * s * (1.0f + gj * (1.0f - s));
         du[j] = dj * gj * s;
       }
+    }
+  }
+}
+
+void gelu_fwd_bf16(const ExecContext& ctx, uint16_t* out, const uint16_t* inp, int64_t n) {
+  chunked(ctx, n, [=](int64_t i, int64_t end) {
+    bf16_lanes(inp, nullptr, out, i, end, [](const uint16_t* x, const uint16_t*, uint16_t* y) {
+      const __m256 v = load_bf16x8(x);
+      store_bf16x8(y, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v),
+                                    _mm256_add_ps(_mm256_set1_ps(1.0f), gelu_tanh8(v))));
+    });
+  });
+}
+
+void gelu_bwd_bf16(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n) {
+  chunked(ctx, n, [=](int64_t i, int64_t end) {
+    bf16_lanes(inp, dout, dinp, i, end, [](const uint16_t* x, const uint16_t* d, uint16_t* y) {
+      const __m256 v = load_bf16x8(x);
+      store_bf16x8(y, _mm256_mul_ps(load_bf16x8(d), gelu_grad8(v, gelu_tanh8(v))));
+    });
+  });
+}
+
+void swiglu_fwd_bf16(const ExecContext& ctx, uint16_t* out, const uint16_t* inp, int64_t rows, int64_t f) {
+  const int64_t per = std::max<int64_t>(1, kChunk / std::max<int64_t>(f, 1));
+#pragma omp parallel for schedule(static) if (rows * f > 4 * kChunk) num_threads(ctx.threads())
+  for (int64_t r0 = 0; r0 < rows; r0 += per)
+    for (int64_t r = r0; r < std::min(rows, r0 + per); ++r)
+      bf16_lanes(inp + r * 2 * f, inp + r * 2 * f + f, out + r * f, 0, f,
+                 [](const uint16_t* g, const uint16_t* u, uint16_t* y) {
+                   const __m256 gv = load_bf16x8(g);
+                   store_bf16x8(y, _mm256_mul_ps(_mm256_mul_ps(gv, sigmoid8(gv)), load_bf16x8(u)));
+                 });
+}
+
+// Each row's gate and up gradients: two outputs, so the lanes are walked here.
+void swiglu_bwd_bf16(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t rows,
+                     int64_t f) {
+  const int64_t per = std::max<int64_t>(1, kChunk / std::max<int64_t>(f, 1));
+  auto lanes = [](const uint16_t* g, const uint16_t* u, const uint16_t* d, uint16_t* dg, uint16_t* du) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 gv = load_bf16x8(g), uv = load_bf16x8(u), dv = load_bf16x8(d);
+    const __m256 s = sigmoid8(gv);
+    const __m256 dsilu = _mm256_mul_ps(s, _mm256_fmadd_ps(gv, _mm256_sub_ps(one, s), one));
+    store_bf16x8(dg, _mm256_mul_ps(_mm256_mul_ps(dv, uv), dsilu));
+    store_bf16x8(du, _mm256_mul_ps(dv, _mm256_mul_ps(gv, s)));
+  };
+#pragma omp parallel for schedule(static) if (rows * f > 4 * kChunk) num_threads(ctx.threads())
+  for (int64_t r0 = 0; r0 < rows; r0 += per) {
+    for (int64_t r = r0; r < std::min(rows, r0 + per); ++r) {
+      const uint16_t* g = inp + r * 2 * f;
+      const uint16_t* u = g + f;
+      const uint16_t* d = dout + r * f;
+      uint16_t* dg = dinp + r * 2 * f;
+      uint16_t* du = dg + f;
+      int64_t j = 0;
+      for (; j + 8 <= f; j += 8) lanes(g + j, u + j, d + j, dg + j, du + j);
+      if (j == f) continue;
+      alignas(16) uint16_t gp[8] = {}, up[8] = {}, dp[8] = {}, gy[8], uy[8];
+      std::copy_n(g + j, f - j, gp), std::copy_n(u + j, f - j, up), std::copy_n(d + j, f - j, dp);
+      lanes(gp, up, dp, gy, uy);
+      std::copy_n(gy, f - j, dg + j), std::copy_n(uy, f - j, du + j);
     }
   }
 }

@@ -76,6 +76,11 @@ void gelu_fwd(const ExecContext& ctx, float* out, const float* inp, int64_t n);
 void gelu_bwd(const ExecContext& ctx, float* dinp, const float* dout, const float* inp, int64_t n);
 void swiglu_fwd(const ExecContext& ctx, float* out, const float* inp, int64_t rows, int64_t f);
 void swiglu_bwd(const ExecContext& ctx, float* dinp, const float* dout, const float* inp, int64_t rows, int64_t f);
+void gelu_fwd_bf16(const ExecContext& ctx, uint16_t* out, const uint16_t* inp, int64_t n);
+void gelu_bwd_bf16(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n);
+void swiglu_fwd_bf16(const ExecContext& ctx, uint16_t* out, const uint16_t* inp, int64_t rows, int64_t f);
+void swiglu_bwd_bf16(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t rows,
+                     int64_t f);
 // Both cross-entropy passes fetch each line of logits this many floats (4 KiB) ahead: the
 // logits come from memory (the head's GEMM streams them past the caches), and the hardware
 // prefetchers do not keep ahead of the transcendental loop.

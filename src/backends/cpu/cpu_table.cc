@@ -62,6 +62,10 @@ KernelTable make_cpu_table(CpuIsa isa) {
       .rmsnorm_bwd_bf16 = bf16 ? cpu::rmsnorm_bwd_bf16_avx512 : cpu::rmsnorm_bwd_bf16_avx2,
       .relu2_fwd_bf16 = bf16 ? cpu::relu2_fwd_bf16_avx512 : cpu::relu2_fwd_bf16_avx2,
       .relu2_bwd_bf16 = bf16 ? cpu::relu2_bwd_bf16_avx512 : cpu::relu2_bwd_bf16_avx2,
+      .gelu_fwd_bf16 = cpu::gelu_fwd_bf16,
+      .gelu_bwd_bf16 = cpu::gelu_bwd_bf16,
+      .swiglu_fwd_bf16 = cpu::swiglu_fwd_bf16,
+      .swiglu_bwd_bf16 = cpu::swiglu_bwd_bf16,
       .matmul_bf16 = amx ? cpu::matmul_bf16_tiles : bf16 ? cpu::matmul_bf16_avx512 : cpu::matmul_bf16_widen,
       .matmul_bf16_out = amx    ? cpu::matmul_bf16_out_tiles
                          : bf16 ? cpu::matmul_bf16_out_avx512

@@ -339,6 +339,40 @@ inline void relu2_bwd_bf16(uint16_t* dinp, const uint16_t* dout, const uint16_t*
     dinp[i] = to_bf16_1(x > 0.0f ? 2.0f * x * from_bf16_1(dout[i]) : 0.0f);
   }
 }
+// The other activations in bf16: the fp32 spec of the widened inputs, each result rounded once.
+inline void gelu_fwd_bf16(uint16_t* out, const uint16_t* inp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = from_bf16_1(inp[i]);
+    float y;
+    gelu_fwd<float>(&y, &x, 1);
+    out[i] = to_bf16_1(y);
+  }
+}
+inline void gelu_bwd_bf16(uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = from_bf16_1(inp[i]), d = from_bf16_1(dout[i]);
+    float g;
+    gelu_bwd<float>(&g, &d, &x, 1);
+    dinp[i] = to_bf16_1(g);
+  }
+}
+inline void swiglu_fwd_bf16(uint16_t* out, const uint16_t* inp, int64_t rows, int64_t f) {
+  std::vector<float> in(static_cast<size_t>(2 * f)), y(static_cast<size_t>(f));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < 2 * f; ++j) in[size_t(j)] = from_bf16_1(inp[r * 2 * f + j]);
+    swiglu_fwd<float>(y.data(), in.data(), 1, f);
+    to_bf16(out + r * f, y.data(), f);
+  }
+}
+inline void swiglu_bwd_bf16(uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t rows, int64_t f) {
+  std::vector<float> in(static_cast<size_t>(2 * f)), d(static_cast<size_t>(f)), g(static_cast<size_t>(2 * f));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < 2 * f; ++j) in[size_t(j)] = from_bf16_1(inp[r * 2 * f + j]);
+    for (int64_t j = 0; j < f; ++j) d[size_t(j)] = from_bf16_1(dout[r * f + j]);
+    swiglu_bwd<float>(g.data(), d.data(), in.data(), 1, f);
+    to_bf16(dinp + r * 2 * f, g.data(), 2 * f);
+  }
+}
 // The bf16 GEMM is the fp32 GEMM of the widened operands (bf16 x bf16 products are exact in
 // fp32); T = double gives the exact reference for tests.
 template <class T>
