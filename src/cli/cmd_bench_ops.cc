@@ -92,6 +92,17 @@ void bench_norms_and_activations(KernelRows& r) {
            12.0 * N * F, fma);
   r.report("relu2 bwd bf16 (N,F)", r.time([&] { k.relu2_bwd_bf16(ctx, ch.data(), bh.data(), ah.data(), N * F); }),
            3.0 * N * F, 6.0 * N * F, fma);
+  // The other activations of bf16 runs (FLOPs: the vector code's arithmetic, tanh and exp as
+  // their polynomials); SwiGLU over rows of [gate | up] of F / 2 each, the same bytes in.
+  r.report("gelu fwd bf16 (N,F)", r.time([&] { k.gelu_fwd_bf16(ctx, bh.data(), ah.data(), N * F); }), 20.0 * N * F,
+           4.0 * N * F, fma);
+  r.report("gelu bwd bf16 (N,F)", r.time([&] { k.gelu_bwd_bf16(ctx, ch.data(), bh.data(), ah.data(), N * F); }),
+           30.0 * N * F, 6.0 * N * F, fma);
+  r.report("swiglu fwd bf16 (N,F/2)", r.time([&] { k.swiglu_fwd_bf16(ctx, bh.data(), ah.data(), N, F / 2); }),
+           8.0 * N * F, 3.0 * N * F, fma);
+  r.report("swiglu bwd bf16 (N,F/2)",
+           r.time([&] { k.swiglu_bwd_bf16(ctx, ch.data(), bh.data(), ah.data(), N, F / 2); }), 12.0 * N * F,
+           5.0 * N * F, fma);
   // As the bf16 step runs them: the forward keeps only the bf16 copy, the backward reads it.
   r.report("rmsnorm fwd bf16 (N,C)",
            r.time([&] { k.rmsnorm_fwd_bf16(ctx, nullptr, ch.data(), rstd.data(), a.data(), N, C, 1e-6f); }),

@@ -194,6 +194,31 @@ std::vector<SweepRun> runs_from_plan(const nlohmann::json& plan, const std::stri
 
 namespace {
 
+// Trains one run of the sweep (its status entry i already says running), recording the outcome.
+void train_run(SweepRun& run, size_t i, SweepStatus& status, std::map<std::string, PlanCandidate>& planned,
+               const SweepOptions& opt, const std::string& head) {
+  RunStatus& rs = status.run(i);
+  log_line(opt, head + ": " + rs.how);
+  const auto t0 = Clock::now();
+  try {
+    plan_if_auto(run.cfg, planned, opt, head);
+    const TrainSummary s = run_training(run.cfg);
+    rs.state = "done", rs.val_bpb = s.val_bpb;
+  } catch (const Interrupted&) {
+    rs.state = "interrupted", rs.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    status.set_state("interrupted");
+    status.write();
+    throw;
+  } catch (const std::exception& e) {
+    rs.state = "failed", rs.error = e.what();
+  }
+  rs.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  log_line(opt, head + ": " +
+                    (rs.state == "done" ? strf("done, val_bpb %.4f (%.1f s)", rs.val_bpb, rs.seconds)
+                                        : "FAILED: " + rs.error));
+  status.write();
+}
+
 struct Fd {
   int fd;
   ~Fd() {
@@ -284,26 +309,8 @@ SweepStatus run_sweep(std::vector<SweepRun> runs, const nlohmann::json& plan, co
       rs.state = "running", rs.worker = me;
       peaks.give(run.cfg, status);
       status.write();
-      log_line(opt, head + ": " + rs.how);
-      const auto t0 = Clock::now();
-      try {
-        plan_if_auto(run.cfg, planned, opt, head);
-        const TrainSummary s = run_training(run.cfg);
-        rs.state = "done", rs.val_bpb = s.val_bpb;
-      } catch (const Interrupted&) {
-        rs.state = "interrupted", rs.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-        status.set_state("interrupted");
-        status.write();
-        throw;
-      } catch (const std::exception& e) {
-        rs.state = "failed", rs.error = e.what();
-      }
+      train_run(run, i, status, planned, opt, head);
       ran = opt.parallel;
-      rs.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-      log_line(opt, head + ": " +
-                        (rs.state == "done" ? strf("done, val_bpb %.4f (%.1f s)", rs.val_bpb, rs.seconds)
-                                            : "FAILED: " + rs.error));
-      status.write();
     }
   }
   for (size_t i = 0; i < runs.size(); ++i)
