@@ -30,12 +30,19 @@ if ! { ip netns add "$A" && ip netns add "$B" && ip link add "v$A" type veth pee
   echo "skip: cannot create network namespaces here ($(head -1 "$TMP/netns.err"))"
   exit 77
 fi
-# in_host NAME NAMESPACE CMD...: CMD on that "host" (its network, its host name).
-cat >"$TMP/in_host.sh" <<'EOF'
+# in_host NAME NAMESPACE CMD...: CMD on that "host" (its network, its host name; where the
+# machine has two cores or more, host a's processes on the first core and host b's on the
+# second, as two machines' would not share one: each rank pins its threads to its first core).
+read -r c0 c1 _ < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)), "")')
+cat >"$TMP/in_host.sh" <<EOF
 #!/bin/sh
-name=$1 ns=$2
+name=\$1 ns=\$2
 shift 2
-exec ip netns exec "$ns" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$name" "$@"
+pin=""
+if [ -n "$c1" ] && command -v taskset >/dev/null; then
+  if [ "\$name" = nt-host-b ]; then pin="taskset -c $c1"; else pin="taskset -c $c0"; fi
+fi
+exec \$pin ip netns exec "\$ns" unshare --uts -- sh -c 'hostname "\$0" && exec "\$@"' "\$name" "\$@"
 EOF
 # mpirun's remote shell (plm_rsh_agent), called as `agent HOST COMMAND...` in place of ssh.
 cat >"$TMP/agent.sh" <<EOF
