@@ -14,6 +14,7 @@ set -u
 NT=$1 TMP=$2
 rm -rf "$TMP" && mkdir -p "$TMP"
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_lib.sh"
 
 [ "$(id -u)" -eq 0 ] || { echo "skip: network namespaces need root"; exit 77; }
 for tool in ip unshare mpirun; do command -v $tool >/dev/null || { echo "skip: no $tool"; exit 77; }; done
@@ -70,15 +71,6 @@ check "mpirun starts one process on each namespace host" \
 "$NT" data prepare --input /usr/share/common-licenses --out "$TMP/data" >/dev/null
 BASE=(--data "$TMP/data" --preset tiny --dtype fp32 --threads 1 --batch-size 2 --total-batch-tokens 768
       --sample-tokens 0 --keep-checkpoints 5)
-losses() { python3 -c 'import json,sys
-for l in open(sys.argv[1]):
-    j = json.loads(l)
-    if j["type"] == "step": print(repr(j["loss"]))' "$1/metrics.jsonl"; }
-max_rel() { python3 -c 'import sys
-a = open(sys.argv[1]).read().split(); b = open(sys.argv[2]).read().split()
-print(max(abs(float(x) - float(y)) / abs(float(x)) for x, y in zip(a, b)) if len(a) == len(b) and a else "inf")' \
-  <(losses "$1") <(losses "$2"); }
-close() { python3 -c "import sys; sys.exit(0 if float('$1') <= 1e-6 else 1)"; }
 
 "$NT" train "${BASE[@]}" --steps 20 --save-every 10 --run-dir "$TMP/one" >/dev/null 2>&1
 timeout 300 "${TWO_HOSTS[@]}" "$NT" train "${BASE[@]}" --steps 20 --save-every 10 --run-dir "$TMP/two" \

@@ -13,6 +13,7 @@ set -u
 NT=$1 TMP=$2
 rm -rf "$TMP" && mkdir -p "$TMP"
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_lib.sh"
 
 command -v mpirun >/dev/null || { echo "skip: no mpirun"; exit 77; }
 # OpenMPI refuses root unless told, and by default refuses more ranks than cores.
@@ -27,17 +28,6 @@ BASE=(--data "$TMP/data" --preset tiny --dtype fp32 --threads 1 --batch-size 2 -
       --sample-tokens 0 --keep-checkpoints 5)
 RUN=("${BASE[@]}" --steps 20 --save-every 10)
 
-# The step losses of a run folder, one a line.
-losses() { python3 -c 'import json,sys
-for l in open(sys.argv[1]):
-    j = json.loads(l)
-    if j["type"] == "step": print(repr(j["loss"]))' "$1/metrics.jsonl"; }
-# The largest relative difference between two runs' losses ("inf" when the step counts differ).
-max_rel() { python3 -c 'import sys
-a = open(sys.argv[1]).read().split(); b = open(sys.argv[2]).read().split()
-print(max(abs(float(x) - float(y)) / abs(float(x)) for x, y in zip(a, b)) if len(a) == len(b) and a else "inf")' \
-  <(losses "$1") <(losses "$2"); }
-close() { python3 -c "import sys; sys.exit(0 if float('$1') <= 1e-6 else 1)"; }
 # The N-rank run's summary against the 1-process run's: each rank's optimizer state within one
 # tensor (the ownership's granularity: the largest tensor's m and v) of the whole over N, the
 # ranks' together the whole; each rank's tokens, tokens/s and communication time; the step

@@ -40,13 +40,19 @@ finished_once() {
   done
 }
 
+# start_two OUT NAME: two sharing processes on OUT, 0.2 s apart, logging to NAME1.out and NAME2.out;
+# their pids in p1 and p2.
+start_two() {
+  "$NT" $(sweep_args "$1") --parallel-hosts >"$TMP/${2}1.out" 2>&1 &
+  p1=$!
+  sleep 0.2
+  "$NT" $(sweep_args "$1") --parallel-hosts >"$TMP/${2}2.out" 2>&1 &
+  p2=$!
+}
+
 # Two processes started 0.2 s apart on one folder.
 A="$TMP/a"
-"$NT" $(sweep_args "$A") --parallel-hosts >"$TMP/a1.out" 2>&1 &
-p1=$!
-sleep 0.2
-"$NT" $(sweep_args "$A") --parallel-hosts >"$TMP/a2.out" 2>&1 &
-p2=$!
+start_two "$A" a
 wait $p1; rc1=$?
 wait $p2; rc2=$?
 check "two sharing processes both finish (exit $rc1, $rc2)" "[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]"
@@ -66,11 +72,8 @@ check "started again, a sharing process skips the 4 finished runs" \
 # One of two processes killed (SIGKILL) in a run, once that run has a checkpoint: the other takes
 # the run over when it looks again, and resumes it.
 B="$TMP/b"
-"$NT" $(sweep_args "$B") --parallel-hosts >"$TMP/b1.out" 2>&1 &
-k=$!
-sleep 0.2
-"$NT" $(sweep_args "$B") --parallel-hosts >"$TMP/b2.out" 2>&1 &
-s=$!
+start_two "$B" b
+k=$p1 s=$p2
 killed=""
 for _ in $(seq 1 1200); do
   killed=$($PY - "$B/status.json" "$k" <<'PY' 2>/dev/null
