@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "cli/bench.h"
-#include "core/system.h"
 #include "dist/comm.h"
 #include "train/step_timing.h"
 
@@ -65,15 +64,14 @@ void run_comm_table(nlohmann::json& out) {
     c.allreduce_sum(sum.data(), sum.size());
     if (r >= 0) t_big.push_back(seconds_since(t0));
   }
-  std::string host1 = c.rank() == 1 ? hostname() : "";
-  dist::broadcast_string(c, host1, 1);
-  std::printf("communication (%d ranks; rank 0 on %s, rank 1 on %s):\n", c.size(), hostname().c_str(), host1.c_str());
+  const std::vector<std::string> hosts = dist::rank_hosts(c);
+  std::printf("communication (%d ranks; rank 0 on %s, rank 1 on %s):\n", c.size(), hosts[0].c_str(), hosts[1].c_str());
   std::printf("  rank 0 <-> rank 1: latency %.1f us (half a 1-byte round trip), bandwidth %.2f GB/s (64 MiB one way)\n",
               alpha * 1e6, 1e-9 / beta);
   std::printf("  all-reduce of every rank: 4 bytes %.1f us, 64 MiB %.1f ms (%.2f GB/s of data)\n\n",
               median(t_small) * 1e6, median(t_big) * 1e3, double(kBig) / median(t_big) * 1e-9);
   out["comm"] = {{"ranks", c.size()},
-                 {"hosts", {hostname(), host1}},
+                 {"hosts", hosts},
                  {"latency_seconds", alpha},
                  {"seconds_per_byte", beta},
                  {"bandwidth_gbs", 1e-9 / beta},

@@ -9,9 +9,7 @@
 #include "cli/bench.h"
 #include "core/check.h"
 #include "core/files.h"
-#include "core/system.h"
 #include "dist/comm.h"
-#include "model/params.h"
 #include "profile/profile.h"
 #include "train/step_timing.h"
 
@@ -26,12 +24,6 @@ struct StepResult {
   double fb = 0, opt = 0, comm = 0;
 };
 
-int64_t param_count(const ModelConfig& c) {
-  int64_t n = 0;
-  for (const ParamSpec& p : param_specs(c)) n += p.numel();
-  return n;
-}
-
 // Per rank: its host, and the median step, forward + backward, optimizer and communication.
 nlohmann::json rank_rows(dist::Comm& comm, const StepResult& r) {
   const size_t n = size_t(comm.size());
@@ -40,12 +32,11 @@ nlohmann::json rank_rows(dist::Comm& comm, const StepResult& r) {
   double* mine = all.data() + kFields * size_t(comm.rank());
   mine[0] = r.sec, mine[1] = r.fb, mine[2] = r.opt, mine[3] = r.comm;
   comm.allreduce_sum(all.data(), all.size());
+  const std::vector<std::string> hosts = dist::rank_hosts(comm);
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < n; ++i) {
-    std::string host = int(i) == comm.rank() ? hostname() : "";
-    dist::broadcast_string(comm, host, int(i));
     const double* f = all.data() + kFields * i;
-    rows.push_back({{"rank", i}, {"host", host}, {"step_ms", f[0] * 1e3}, {"forward_backward_ms", f[1] * 1e3},
+    rows.push_back({{"rank", i}, {"host", hosts[i]}, {"step_ms", f[0] * 1e3}, {"forward_backward_ms", f[1] * 1e3},
                     {"optimizer_ms", f[2] * 1e3}, {"comm_ms", f[3] * 1e3}, {"comm_share", f[0] > 0 ? f[3] / f[0] : 0.0},
                     {"tokens_per_second", double(r.B / int(n)) * r.T / f[0]}});
   }
@@ -119,7 +110,7 @@ void run_step_table(const BenchFlags& f, const KernelTable& k, Peaks& peaks, nlo
       sj.push_back({{"model", name}, {"config", c.to_json()}, {"dtype", precision_name(prec)}, {"batch", r.B},
                     {"step_ms", r.sec * 1e3}, {"tokens_per_second", r.tps}, {"mfu", r.mfu}, {"peak_gflops", r.peak},
                     {"flops_per_token", flops_per_token(c, r.T)}, {"steps", f.steps},
-                    {"params", param_count(c)}, {"forward_backward_ms", r.fb * 1e3}, {"optimizer_ms", r.opt * 1e3}});
+                    {"params", count_params(c)}, {"forward_backward_ms", r.fb * 1e3}, {"optimizer_ms", r.opt * 1e3}});
       if (comm.size() > 1) {
         const nlohmann::json ranks = rank_rows(comm, r);
         for (const auto& x : ranks)

@@ -191,6 +191,33 @@ void make_dirs(const std::string& path) {
 }
 
 
+namespace {
+
+// What the holder of a lock file wrote in it (its pid, or "PID on HOST"), without the line end.
+std::string holder_note(int fd) {
+  char buf[256] = {0};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  std::string who = n > 0 ? std::string(buf, size_t(n)) : "";
+  while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+  return who;
+}
+
+int open_lock_file(const std::string& path) {
+  refuse_non_regular(path);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) fail("%s: cannot open the lock file: %s", path.c_str(), std::strerror(errno));
+  return fd;
+}
+
+// Replaces the lock file's content with `note` (what the next process that fails to lock is told).
+void write_note(int fd, const std::string& path, const std::string& note) {
+  const std::string line = note + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, line.data(), line.size(), 0) != ssize_t(line.size()))
+    fail("%s: cannot write the lock file: %s", path.c_str(), std::strerror(errno));
+}
+
+}  // namespace
+
 int lock_folder(const std::string& dir, const char* name, const char* what, bool* created) {
   const std::string path = (std::filesystem::path(dir) / name).string();
   // A holder may remove its lock file when done (unlock_folder): a lock taken on a file that is no
@@ -203,11 +230,8 @@ int lock_folder(const std::string& dir, const char* name, const char* what, bool
     if (fd < 0 && errno == ENOENT && attempt < 100) continue;  // removed between the two opens
     if (fd < 0) fail("%s: cannot create the %s's lock: %s", path.c_str(), what, std::strerror(errno));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      char holder[64] = {0};
-      const ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
+      const std::string who = holder_note(fd);
       ::close(fd);
-      std::string who = n > 0 ? std::string(holder, size_t(n)) : "";
-      while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
       fail("%s: in use by another nanotrain process%s; wait for it to finish or stop it", dir.c_str(),
            who.empty() ? "" : (" (pid " + who + ")").c_str());
     }
@@ -218,41 +242,21 @@ int lock_folder(const std::string& dir, const char* name, const char* what, bool
       if (attempt < 100) continue;
       fail("%s: cannot take the %s's lock (its lock file keeps changing)", path.c_str(), what);
     }
-    const std::string me = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) != ssize_t(me.size()))
-      fail("%s: cannot write the %s's lock: %s", path.c_str(), what, std::strerror(errno));
+    write_note(fd, path, std::to_string(::getpid()));
     return fd;
   }
 }
-
-namespace {
-
-int open_lock_file(const std::string& path) {
-  refuse_non_regular(path);
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) fail("%s: cannot open the lock file: %s", path.c_str(), std::strerror(errno));
-  return fd;
-}
-
-}  // namespace
 
 int try_lock_file(const std::string& dir, const char* name, const std::string& note, std::string* holder,
                   bool shared) {
   const std::string path = (std::filesystem::path(dir) / name).string();
   const int fd = open_lock_file(path);
   if (::flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
-    char buf[256] = {0};
-    const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    *holder = holder_note(fd);
     ::close(fd);
-    holder->assign(buf, n > 0 ? size_t(n) : 0);
-    while (!holder->empty() && (holder->back() == '\n' || holder->back() == ' ')) holder->pop_back();
     return -1;
   }
-  if (!shared) {
-    const std::string line = note + "\n";
-    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, line.data(), line.size(), 0) != ssize_t(line.size()))
-      fail("%s: cannot write the lock file: %s", path.c_str(), std::strerror(errno));
-  }
+  if (!shared) write_note(fd, path, note);
   return fd;
 }
 

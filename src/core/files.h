@@ -5,6 +5,8 @@
 // anything but a regular file before reading (a FIFO never blocks them), and a replace refuses a
 // destination that is not a regular file (a link, a folder, a device).
 #pragma once
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -98,6 +100,16 @@ int try_lock_file(const std::string& dir, const char* name, const std::string& n
                   bool shared = false);
 // Takes the lock file dir/name, waiting for its holder: for short critical sections.
 int wait_lock_file(const std::string& dir, const char* name);
+// A lock descriptor held for a scope (-1: none); closing it releases the lock.
+struct HeldLock {
+  explicit HeldLock(int f) : fd(f) {}
+  HeldLock(const HeldLock&) = delete;
+  HeldLock& operator=(const HeldLock&) = delete;
+  ~HeldLock() {
+    if (fd >= 0) ::close(fd);
+  }
+  int fd;
+};
 // Removes the lock file (while still holding it) and releases the lock.
 void unlock_folder(const std::string& dir, const char* name, int fd);
 

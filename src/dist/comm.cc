@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/check.h"
+#include "core/system.h"
 #include "dist/comm_mpi.h"
 
 namespace nt::dist {
@@ -73,6 +74,15 @@ void broadcast_string(Comm& c, std::string& s, int root) {
   c.broadcast(&n, sizeof n, root);
   s.resize(size_t(n));
   c.broadcast(s.data(), s.size(), root);
+}
+
+std::vector<std::string> rank_hosts(Comm& c) {
+  std::vector<std::string> hosts(size_t(c.size()));
+  for (int i = 0; i < c.size(); ++i) {
+    if (i == c.rank()) hosts[size_t(i)] = hostname();
+    broadcast_string(c, hosts[size_t(i)], i);
+  }
+  return hosts;
 }
 
 }  // namespace nt::dist

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace nt::dist {
 
@@ -61,6 +62,8 @@ bool built_with_mpi();
 
 // A string of `root` (any length) on every rank.
 void broadcast_string(Comm& c, std::string& s, int root = 0);
+// Every rank's host name, in rank order, on every rank (every rank calls it).
+std::vector<std::string> rank_hosts(Comm& c);
 
 // For tests and the single process: one rank, collectives that return their input.
 class SingleComm final : public Comm {

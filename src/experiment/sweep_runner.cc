@@ -219,13 +219,6 @@ void train_run(SweepRun& run, size_t i, SweepStatus& status, std::map<std::strin
   status.write();
 }
 
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 // The sweep folder's own lock: exclusive for a sweep alone in it, shared by --parallel-hosts ones.
 int lock_sweep(const SweepOptions& opt, const std::string& me) {
   std::string holder;
@@ -242,7 +235,7 @@ int lock_sweep(const SweepOptions& opt, const std::string& me) {
 // Checks the stored plan against this one, or stores it (under the status lock: two processes
 // starting at once store one plan, and the second compares against it).
 void store_plan(const std::vector<SweepRun>& runs, const nlohmann::json& plan, const std::string& out) {
-  const Fd lock{wait_lock_file(out, ".status.lock")};
+  const HeldLock lock(wait_lock_file(out, ".status.lock"));
   const std::string stored = plan_path(out);
   if (fs::exists(stored)) {
     const std::vector<SweepRun> before =
@@ -263,7 +256,7 @@ void store_plan(const std::vector<SweepRun>& runs, const nlohmann::json& plan, c
 SweepStatus run_sweep(std::vector<SweepRun> runs, const nlohmann::json& plan, const SweepOptions& opt) {
   make_dirs(opt.out);
   const std::string me = strf("%d on %s", int(::getpid()), hostname().c_str());
-  const Fd sweep_lock{lock_sweep(opt, me)};
+  const HeldLock sweep_lock(lock_sweep(opt, me));
   store_plan(runs, plan, opt.out);
   const std::string claims = (fs::path(opt.out) / ".claims").string();
   if (opt.parallel) make_dirs(claims);
@@ -288,7 +281,7 @@ SweepStatus run_sweep(std::vector<SweepRun> runs, const nlohmann::json& plan, co
       if (settled[i]) continue;
       const std::string head = strf("[%zu/%zu] %s", i + 1, runs.size(), runs[i].plan.name.c_str());
       std::string holder;
-      const Fd claim{opt.parallel ? try_lock_file(claims, (runs[i].plan.name + ".lock").c_str(), me, &holder) : -1};
+      const HeldLock claim(opt.parallel ? try_lock_file(claims, (runs[i].plan.name + ".lock").c_str(), me, &holder) : -1);
       if (opt.parallel && claim.fd < 0) continue;  // another process has it
       if (opt.parallel) status.write();          // the others' latest entries
       RunStatus& rs = status.run(i);

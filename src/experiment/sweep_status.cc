@@ -86,11 +86,7 @@ void SweepStatus::merge_from_file() {
 
 void SweepStatus::write() {
   if (!shared_) return write_file_atomic(status_path(out_), to_json().dump(2) + "\n");
-  const int fd = wait_lock_file(out_, ".status.lock");
-  struct Unlock {
-    int fd;
-    ~Unlock() { ::close(fd); }
-  } unlock{fd};
+  const HeldLock lock(wait_lock_file(out_, ".status.lock"));
   merge_from_file();
   write_file_atomic(status_path(out_), to_json().dump(2) + "\n");
 }

@@ -8,7 +8,6 @@
 #include "core/check.h"
 #include "core/duration.h"
 #include "core/sha256.h"
-#include "core/system.h"
 #include "profile/profile.h"
 #include "train/ranks.h"
 #include "train/trainer.h"
@@ -315,11 +314,7 @@ nlohmann::json TrainLoop::rank_report() {
   mine[0] = double(rank_tokens_), mine[1] = rank_train_s_, mine[2] = rank_compute_s_, mine[3] = rank_comm_s_;
   mine[4] = double(opt_.state_bytes());
   if (n > 1) comm_.allreduce_sum(all.data(), all.size());
-  std::vector<std::string> hosts(n);  // the machine of each rank, as it names itself
-  for (size_t i = 0; i < n; ++i) {
-    if (i == r) hosts[i] = hostname();
-    if (n > 1) dist::broadcast_string(comm_, hosts[i], int(i));
-  }
+  const std::vector<std::string> hosts = dist::rank_hosts(comm_);  // each rank's machine, as it names itself
   nlohmann::json ranks = nlohmann::json::array();
   for (size_t i = 0; i < n; ++i) {
     const double* f = all.data() + kFields * i;
