@@ -38,6 +38,13 @@ size_t peak_rss_bytes() {
   return size_t(ru.ru_maxrss) * 1024;
 }
 
+double process_cpu_seconds() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  const auto s = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
+  return s(ru.ru_utime) + s(ru.ru_stime);
+}
+
 namespace {
 // AMX needs three yeses: CPUID (AMX-TILE and AMX-BF16), XCR0 (the OS saves tile config and
 // tile data), and, since Linux 5.16, the process's own request for the 8 KiB of tile state per

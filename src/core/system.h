@@ -8,6 +8,7 @@ namespace nt {
 
 size_t available_memory_bytes();  // MemAvailable from /proc/meminfo (0 if unknown)
 size_t peak_rss_bytes();          // getrusage maxrss
+double process_cpu_seconds();     // user + system time of every thread so far (getrusage)
 struct CpuFeatures {
   bool avx2 = false, fma = false, avx512f = false, avx512bw = false, avx512bf16 = false;
   // AMX tiles with bf16 dot products, usable by this process: the CPU has them, the OS saves

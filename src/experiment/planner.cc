@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/check.h"
+#include "core/system.h"
 #include "data/dataset.h"
 #include "train/default_data.h"
 #include "train/step_timing.h"
@@ -85,6 +86,7 @@ PlanReport plan_training(const TrainConfig& base, const ScalingLaw& law, const s
   const std::vector<std::pair<int, int>> shapes = opt.shapes.empty() ? plan_shapes() : opt.shapes;
   const int measure_batch = opt.batches.front();
   double fastest_flop_rate = 0;  // FLOP/s of the shapes measured so far
+  double timed_cpu_s = 0, timed_wall_s = 0;
   for (size_t s = 0; s < shapes.size(); ++s) {
     const auto [depth, width] = shapes[s];
     TrainPlan p = plan_settings(candidate_config(base, depth, width, measure_batch));
@@ -106,7 +108,10 @@ PlanReport plan_training(const TrainConfig& base, const ScalingLaw& law, const s
       if (opt.progress)
         opt.progress(strf("plan: timing %zu/%zu: depth %d, d_model %d (%d warm-up + %d steps of batch %d)", s + 1,
                           shapes.size(), depth, width, 1, opt.timed_steps, measure_batch));
+      const auto w0 = Clock::now();
+      const double cpu0 = process_cpu_seconds();
       t = time_steps(p, measure_batch, opt.timed_steps);
+      timed_cpu_s += process_cpu_seconds() - cpu0, timed_wall_s += since(w0);
       const double sec = t.step_seconds(measure_batch);
       fastest_flop_rate = std::max(fastest_flop_rate, p.flops_per_token * double(p.B * p.T) / sec);
     }
@@ -124,8 +129,25 @@ PlanReport plan_training(const TrainConfig& base, const ScalingLaw& law, const s
     }
   }
   r.measure_seconds = since(t0);
-  r.choice = choose_plan(r.candidates, law, PlanRule{opt.budget_s, opt.min_steps, opt.budget_flag});
+  if (timed_wall_s > 0 && r.threads > 0) r.core_share = std::min(1.0, timed_cpu_s / (timed_wall_s * r.threads));
+  try {
+    r.choice = choose_plan(r.candidates, law, PlanRule{opt.budget_s, opt.min_steps, opt.budget_flag});
+  } catch (const Error& e) {
+    if (!r.machine_was_busy()) throw;
+    fail("%s; %s", e.what(), r.busy_note().c_str());
+  }
   return r;
+}
+
+// On an idle machine the threads ran 81-84 % of the timing's wall time (the rest is one thread
+// setting up each shape) on 2 cores of a Zen 5; beside one busy program, 61 %; beside two, 43 %.
+bool PlanReport::machine_was_busy() const { return core_share < 0.7; }
+
+std::string PlanReport::busy_note() const {
+  if (!machine_was_busy()) return "";
+  return strf("the machine was busy: the %d thread%s had %.0f%% of %s core%s while timing, so each step timed "
+              "slower than it will train on an idle machine (plan again when it is idle, or with fewer --threads)",
+              threads, threads == 1 ? "" : "s", 100 * core_share, threads == 1 ? "its" : "their", threads == 1 ? "" : "s");
 }
 
 }  // namespace nt::experiment

@@ -34,6 +34,11 @@ struct PlanReport {
   double budget_s = 0, measure_seconds = 0;
   int64_t min_steps = 0;
   int threads = 0;
+  // The share of their cores the threads had while shapes were timed (CPU time over wall time x
+  // threads): well below 1 on a machine busy with other work, whose timings (and choice) are off.
+  double core_share = 1;
+  bool machine_was_busy() const;
+  std::string busy_note() const;  // "" unless machine_was_busy()
   const PlanCandidate& chosen() const { return candidates[choice.best]; }
 };
 

@@ -51,6 +51,8 @@ nlohmann::json plan_report_json(const PlanReport& r) {
           {"dtype", r.dtype},
           {"threads", r.threads},
           {"measure_seconds", r.measure_seconds},
+          {"core_share", r.core_share},
+          {"machine_was_busy", r.machine_was_busy()},
           {"law",
            {{"E", r.law.E}, {"A", r.law.A}, {"alpha", r.law.alpha}, {"B", r.law.B}, {"beta", r.law.beta},
             {"source", r.law_source}}},
@@ -88,6 +90,7 @@ std::string plan_report_text(const PlanReport& r) {
               p.tokens > 0 ? strf("%.3gM", p.tokens / 1e6).c_str() : "-", bpb.c_str(), note.c_str());
   }
   s += "choice: " + r.choice.why + "\n";
+  if (r.machine_was_busy()) s += "warning: " + r.busy_note() + "\n";
   s += "train it with: nanotrain train " + args_text(r.chosen()) + " --time-budget " + format_duration(r.budget_s) +
        "\n";
   return s;

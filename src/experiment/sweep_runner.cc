@@ -134,7 +134,9 @@ void plan_if_auto(TrainConfig& cfg, std::map<std::string, PlanCandidate>& planne
   if (!planned.count(key)) {
     log_line(opt, head + ": --preset auto, timing the planner's shapes for --time-budget " + cfg.time_budget);
     TrainConfig c = cfg;
-    planned.emplace(key, plan_auto_preset(c, {}).chosen());
+    const PlanReport r = plan_auto_preset(c, {});
+    if (r.machine_was_busy()) log_line(opt, head + ": warning: " + r.busy_note());
+    planned.emplace(key, r.chosen());
   }
   apply_plan(cfg, planned.at(key));
   const PlanCandidate& c = planned.at(key);

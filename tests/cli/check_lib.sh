@@ -1,6 +1,7 @@
 # Shared by the command-line test scripts (sourced): pass/fail counting and the checks.
 #   ok NAME | bad NAME | skip NAME     record one result
-#   check NAME 'SHELL CONDITION'       ok if the condition holds
+#   check NAME 'SHELL CONDITION'       ok if the condition holds (returns 1 if not, so that
+#                                      `check ... || cat LOG` shows what went wrong)
 #   expect_error NAME PATTERN CMD...   ok if CMD fails with one stderr line matching PATTERN
 #   finish                             prints the tally; exits 1 on a failure, 77 (CTest's
 #                                      "skipped") if nothing passed but something was skipped
@@ -8,7 +9,7 @@ pass=0 failed=0 skipped=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL $1"; }
 skip() { skipped=$((skipped + 1)); echo "skip $1"; }
-check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; return 1; fi; }
 finish() {
   echo "$pass passed, $failed failed, $skipped skipped"
   [ "$failed" -eq 0 ] || exit 1

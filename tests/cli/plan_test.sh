@@ -43,7 +43,7 @@ check "plan --json: the documented keys" "$PY - '$TMP/plan.json' <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert set(d) == {'schema', 'budget_seconds', 'min_steps', 'machine', 'kernels', 'dtype', 'threads',
-                  'measure_seconds', 'law', 'candidates', 'choice'}, sorted(d)
+                  'measure_seconds', 'core_share', 'machine_was_busy', 'law', 'candidates', 'choice'}, sorted(d)
 assert d['schema'] == 'nanotrain-plan/1' and d['budget_seconds'] == 60 and d['min_steps'] == 5
 assert set(d['law']) == {'E', 'A', 'alpha', 'B', 'beta', 'source'}
 keys = {'depth', 'd_model', 'head_dim', 'seq_len', 'batch_size', 'params', 'params_matmul', 'memory_bytes',
@@ -56,6 +56,20 @@ best = min((c for c in d['candidates'] if c['excluded'] is None), key=lambda c: 
 assert best['chosen'] and best['depth'] == d['choice']['depth'] and best['batch_size'] == d['choice']['batch_size']
 PY"
 check "plan --json --quiet prints nothing on stderr" "[ ! -s '$TMP/plan.err' ]"
+
+# Timed on a core a busy program shares, the plan says the machine was busy.
+if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
+  taskset -c 0 sh -c 'while :; do :; done' &
+  hog=$!
+  taskset -c 0 "$NT" "${PLAN[@]}" --min-steps 5 --budget 1m >"$TMP/busy.out" 2>&1
+  kill $hog
+  wait $hog 2>/dev/null
+  check "a plan timed beside a busy program warns that the machine was busy" \
+    "grep -q '^warning: the machine was busy: the 1 thread had [1-6][0-9]% of its core ' '$TMP/busy.out'" ||
+    cat "$TMP/busy.out"
+else
+  skip "a plan timed beside a busy program warns (no taskset)"
+fi
 
 # --check: the choice and the next candidate, trained as a sweep.
 "$NT" "${PLAN[@]}" --budget 10s --min-steps 2 --check-budget 2s --json --quiet --check --check-runs 2 --check-out "$TMP/check" >"$TMP/check.json" 2>&1
