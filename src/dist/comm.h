@@ -24,9 +24,16 @@ class Comm {
   // every rank: N ranks each holding one part of a sum reproduce one process adding the parts.
   virtual void allreduce_sum(float* x, size_t n) = 0;
   virtual void allreduce_sum(double* x, size_t n) = 0;
-  // The same sum on the last rank only (the others are left holding partial sums): for a sum
-  // whose parts go on to different ranks (reduce_to_owners).
-  virtual void sum_to_last(float* x, size_t n) = 0;
+  // Sums started now and finished later, so that a layer's gradient is summed while the
+  // backward computes the layers below it. Each is the sum of every rank's x, added in rank order
+  // as allreduce_sum adds, delivered to rank `to` alone (the others' x are left holding partial
+  // sums); x stays untouched by the caller until finish_sums. Every rank starts the same sums in
+  // the same order and calls nothing else of this Comm before finish_sums.
+  virtual void start_sum_to(float* x, size_t n, int to) = 0;
+  // Moves the started sums on without waiting: called between pieces of the backward.
+  virtual void poll_sums() = 0;
+  // Waits until every started sum has arrived.
+  virtual void finish_sums() = 0;
   // `bytes` of rank `root` copied to every rank.
   virtual void broadcast(void* bytes, size_t n, int root = 0) = 0;
   virtual void barrier() = 0;
@@ -74,7 +81,9 @@ class SingleComm final : public Comm {
   int local_size() const override { return 1; }
   void allreduce_sum(float*, size_t) override {}
   void allreduce_sum(double*, size_t) override {}
-  void sum_to_last(float*, size_t) override {}
+  void start_sum_to(float*, size_t, int) override {}
+  void poll_sums() override {}
+  void finish_sums() override {}
   void broadcast(void*, size_t, int) override {}
   void barrier() override {}
   // A single process has no one to talk to: calling these is a bug.

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <thread>
 #include <vector>
 
@@ -37,8 +39,12 @@ double comm_timeout() {
 // Chunks keep each message's count within MPI's int and let the chain pipeline.
 constexpr size_t kChunkElems = size_t(1) << 20;
 constexpr size_t kChunkBytes = size_t(1) << 30;
-// Point-to-point messages use a tag of their own, apart from the sum's chunk tags.
+// Point-to-point messages use a tag of their own, apart from the sum's chunk tags; the started
+// sums (start_sum_to) take the tags above it, in turn.
 constexpr int kPointTag = 30001;
+constexpr int kSumTagFirst = 30002, kSumTags = 2700;
+// Floats a rank holds at most in receive buffers of started sums.
+constexpr size_t kStagedElems = size_t(8) << 20;
 
 class MpiComm final : public Comm {
  public:
@@ -72,9 +78,40 @@ class MpiComm final : public Comm {
     Busy busy(*this);
     chain_sum(x, n, MPI_DOUBLE);
   }
-  void sum_to_last(float* x, size_t n) override {
+  void start_sum_to(float* x, size_t n, int to) override {
+    if (size_ == 1) return;
     Busy busy(*this);
-    chain_sum(x, n, MPI_FLOAT, false);
+    for (size_t at = 0; at < n; at += kChunkElems) {
+      SumJob j;
+      j.x = x + at, j.n = std::min(kChunkElems, n - at), j.to = to;
+      j.tag = kSumTagFirst + int(sums_started_++ % kSumTags);
+      sums_.push_back(std::move(j));
+    }
+    advance_sums();
+  }
+
+  void poll_sums() override {
+    if (sums_.empty()) return;
+    Busy busy(*this);
+    advance_sums();
+  }
+
+  void finish_sums() override {
+    if (sums_.empty()) return;
+    Busy busy(*this);
+    auto t0 = Clock::now();
+    for (int polls = 0;; ++polls) {
+      const size_t left = advance_sums();
+      if (left == 0) break;
+      if (left < sums_left_) sums_left_ = left, t0 = Clock::now(), polls = 0;  // progress: a new deadline
+      if (polls > 2000) std::this_thread::sleep_for(std::chrono::microseconds(polls > 20000 ? 1000 : 50));
+      if (std::chrono::duration<double>(Clock::now() - t0).count() > timeout_)
+        fail("rank %d of %d: gradient sum: no answer from the other ranks in %.0f s (NANOTRAIN_COMM_TIMEOUT); one "
+             "of them has stopped or hangs",
+             rank_, size_, timeout_);
+    }
+    sums_.clear();
+    sums_left_ = SIZE_MAX, staged_ = 0;
   }
 
   void send(const void* bytes, size_t n, int to) override {
@@ -162,10 +199,10 @@ class MpiComm final : public Comm {
   }
 
   // Rank r receives the sum of ranks 0..r-1, adds its own part after it and passes it on; the
-  // last rank then broadcasts the total (unless `share` is false). Chunk by chunk, so the ranks
+  // last rank then broadcasts the total. Chunk by chunk, so the ranks
   // work on different chunks at once.
   template <typename T>
-  void chain_sum(T* x, size_t n, MPI_Datatype type, bool share = true) {
+  void chain_sum(T* x, size_t n, MPI_Datatype type) {
     if (size_ == 1) return;
     std::vector<T> in(std::min(n, kChunkElems));
     for (size_t at = 0; at < n; at += kChunkElems) {
@@ -183,16 +220,87 @@ class MpiComm final : public Comm {
         wait(req, "gradient sum (send)", timeout_);
       }
     }
-    for (size_t at = 0; share && at < n; at += kChunkElems) {
+    for (size_t at = 0; at < n; at += kChunkElems) {
       MPI_Request req;
       check(MPI_Ibcast(x + at, int(std::min(kChunkElems, n - at)), type, size_ - 1, comm_, &req), "gradient sum");
       wait(req, "gradient sum (broadcast)", timeout_);
     }
   }
 
+  // One chunk of a started sum, moved on by advance_sums. Along the chain: rank r > 0 receives
+  // ranks 0..r-1's sum into `in` and adds its own x after it; ranks before the last pass x on to
+  // r + 1; the last rank sends the total to `to`, whose x receives it once its own send is done.
+  struct SumJob {
+    enum Stage { kNew, kReceiving, kSending, kReceivingTotal, kSendingTotal, kDone };
+    float* x = nullptr;
+    size_t n = 0;
+    int to = 0, tag = 0;
+    Stage stage = kNew;
+    MPI_Request req = MPI_REQUEST_NULL;
+    std::vector<float> in;
+  };
+
+  bool done(SumJob& j, const char* what) {
+    int flag = 0;
+    check(MPI_Test(&j.req, &flag, MPI_STATUS_IGNORE), what);
+    return flag != 0;
+  }
+
+  void send_on(SumJob& j, int to, SumJob::Stage next) {
+    check(MPI_Isend(j.x, int(j.n), MPI_FLOAT, to, j.tag, comm_, &j.req), "gradient sum (send)");
+    j.stage = next;
+  }
+
+  // Moves each job as far as it can go without waiting; returns the jobs not yet done. Receives
+  // into `in` start in job order while fewer than kStagedElems floats are staged (one job at
+  // least), which bounds the memory of a sum started long before the previous rank sends.
+  size_t advance_sums() {
+    const int last = size_ - 1;
+    size_t left = 0;
+    bool may_stage = true;
+    for (SumJob& j : sums_) {
+      if (j.stage == SumJob::kNew) {
+        if (rank_ == 0) {
+          send_on(j, 1, SumJob::kSending);
+        } else if (may_stage && (staged_ == 0 || staged_ + j.n <= kStagedElems)) {
+          j.in.resize(j.n);
+          staged_ += j.n;
+          check(MPI_Irecv(j.in.data(), int(j.n), MPI_FLOAT, rank_ - 1, j.tag, comm_, &j.req),
+                "gradient sum (receive)");
+          j.stage = SumJob::kReceiving;
+        } else {
+          may_stage = false;  // the later jobs wait their turn
+        }
+      }
+      if (j.stage == SumJob::kReceiving && done(j, "gradient sum (receive)")) {
+        for (size_t i = 0; i < j.n; ++i) j.x[i] = j.in[i] + j.x[i];
+        staged_ -= j.n;
+        std::vector<float>().swap(j.in);
+        if (rank_ < last) send_on(j, rank_ + 1, SumJob::kSending);
+        else if (j.to != last) send_on(j, j.to, SumJob::kSendingTotal);
+        else j.stage = SumJob::kDone;
+      }
+      if (j.stage == SumJob::kSending && done(j, "gradient sum (send)")) {
+        if (rank_ == j.to) {
+          check(MPI_Irecv(j.x, int(j.n), MPI_FLOAT, last, j.tag, comm_, &j.req), "gradient sum (receive)");
+          j.stage = SumJob::kReceivingTotal;
+        } else {
+          j.stage = SumJob::kDone;
+        }
+      }
+      if ((j.stage == SumJob::kReceivingTotal || j.stage == SumJob::kSendingTotal) && done(j, "gradient sum"))
+        j.stage = SumJob::kDone;
+      if (j.stage != SumJob::kDone) ++left;
+    }
+    return left;
+  }
+
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   double timeout_ = 0;
+  std::deque<SumJob> sums_;  // started, not yet finished (a deque: jobs never move)
+  uint64_t sums_started_ = 0;
+  size_t staged_ = 0, sums_left_ = SIZE_MAX;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 // are never all held at once; in training, the head's backward runs inside that same pass.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -75,6 +76,11 @@ class Gpt {
   // Bytes held by activations and scratch for this (batch, seq) (bf16 adds its copies).
   static size_t activation_bytes(const ModelConfig& cfg, int batch, int seq,
                                  Precision precision = Precision::kFp32);
+
+  // Called by the backward with each layer's index, the last layer first, as soon as that
+  // layer's weight gradients are complete (the head's are by then too): lets data-parallel
+  // training sum them across ranks while the layers below are computed. Empty: no calls.
+  void set_layer_done(std::function<void(int)> f) { layer_done_ = std::move(f); }
 
   // The rotary tables (T, D/2), positions 0..seq_len-1.
   const float* rope_cos() const { return cos_.data(); }
@@ -151,6 +157,7 @@ class Gpt {
   // bf16, where the backend packs B operands: the head's weights packed once a head_loss for its
   // chunks' forward (W^T) and data-gradient (W) products.
   Buffer<uint16_t> head_fwd_b_, head_dgrad_b_;
+  std::function<void(int)> layer_done_;
 };
 
 // Rows of logits processed at once by the fused head + loss: 1024, fewer only where the (rows, V)

@@ -30,6 +30,7 @@ void Gpt::backward_blocks(const int32_t* inputs, int B, int T, bool accumulate) 
     }
     backward_layer(l, w, g, inputs, B, T, accumulate);
     resid_mix_bwd(l, w, g, N, accumulate);
+    if (layer_done_) layer_done_(l);
   }
   if (cfg_.resid_scalars) k_.axpby(ctx_, dx_.data(), dx0_.data(), N * C, 1.0f, 1.0f);  // x0's uses in every mix
   smear_bwd(w, g, B, T, accumulate);

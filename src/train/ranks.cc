@@ -72,15 +72,27 @@ void gather_state(dist::Comm& c, const ParamArena& layout, const Optimizer& opt,
   }
 }
 
-void reduce_to_owners(dist::Comm& c, ParamArena& grads, const std::vector<int>& owners) {
-  c.sum_to_last(grads.data.data(), grads.numel());
-  const int last = c.size() - 1;
-  for (size_t i = 0; i < grads.specs.size(); ++i) {
-    if (owners[i] == last) continue;
-    const size_t bytes = size_t(grads.specs[i].numel()) * sizeof(float);
-    if (c.rank() == last) c.send(grads.tensor(i), bytes, owners[i]);
-    else if (c.rank() == owners[i]) c.recv(grads.tensor(i), bytes, last);
-  }
+OwnerSum::OwnerSum(dist::Comm& c, ParamArena& grads, const std::vector<int>& owners)
+    : c_(c), grads_(grads), owners_(owners), started_(grads.specs.size(), false) {}
+
+void OwnerSum::start(size_t i) {
+  if (started_[i]) return;
+  started_[i] = true;
+  c_.start_sum_to(grads_.tensor(i), size_t(grads_.specs[i].numel()), owners_[i]);
+}
+
+void OwnerSum::layer_done(int layer) {
+  if (c_.size() == 1) return;
+  for (size_t i = 0; i < grads_.specs.size(); ++i)
+    if (grads_.specs[i].layer == layer || grads_.specs[i].group == ParamGroup::kHead) start(i);
+  c_.poll_sums();
+}
+
+void OwnerSum::finish() {
+  if (c_.size() == 1) return;
+  for (size_t i = 0; i < grads_.specs.size(); ++i) start(i);
+  c_.finish_sums();
+  std::fill(started_.begin(), started_.end(), false);
 }
 
 void share_from_owners(dist::Comm& c, const ParamArena& layout, float* data, const std::vector<int>& owners) {

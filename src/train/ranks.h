@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dist/comm.h"
+#include "model/gpt.h"
 #include "optim/optimizer.h"
 #include "train/checkpoint.h"
 #include "train/run_folder.h"
@@ -39,7 +40,39 @@ void gather_state(dist::Comm& c, const ParamArena& layout, const Optimizer& opt,
 // Each tensor's gradient summed across the ranks (in rank order, as allreduce_sum adds) onto its
 // owner, which alone needs it: the sum ends on the last rank, which sends each other owner its
 // tensors. A rank's copies of the tensors it does not own are left holding partial sums.
-void reduce_to_owners(dist::Comm& c, ParamArena& grads, const std::vector<int>& owners);
+//
+// The sums overlap the backward: layer_done(l), called once the backward has finished layer l,
+// starts that layer's tensors (the first call also the head's, done before any layer) and moves
+// the started sums on; finish() starts the rest (the embedding and the variants' tensors outside
+// the blocks, whose gradients the backward completes last) and waits for every sum. The results
+// are the same bits whenever each tensor starts.
+class OwnerSum {
+ public:
+  OwnerSum(dist::Comm& c, ParamArena& grads, const std::vector<int>& owners);
+  void layer_done(int layer);
+  void finish();
+
+ private:
+  void start(size_t i);
+  dist::Comm& c_;
+  ParamArena& grads_;
+  const std::vector<int>& owners_;
+  std::vector<bool> started_;
+};
+// While it lives, `model`'s backward starts each finished layer's sums in `sum` (nothing when
+// `sum` is null).
+class LayerDoneHook {
+ public:
+  LayerDoneHook(Gpt& model, OwnerSum* sum) : model_(model) {
+    if (sum) model.set_layer_done([sum](int layer) { sum->layer_done(layer); });
+  }
+  ~LayerDoneHook() { model_.set_layer_done({}); }
+  LayerDoneHook(const LayerDoneHook&) = delete;
+  LayerDoneHook& operator=(const LayerDoneHook&) = delete;
+
+ private:
+  Gpt& model_;
+};
 // Each tensor's part of `data` (laid out as the parameters: the updated weights) copied from its
 // owner to every rank.
 void share_from_owners(dist::Comm& c, const ParamArena& layout, float* data, const std::vector<int>& owners);

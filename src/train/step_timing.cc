@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "core/check.h"
 #include "model/gpt.h"
@@ -20,7 +21,8 @@ std::vector<double> TimedSteps::step_s() const {
 }
 
 TimedSteps time_training_steps(const ModelConfig& c, const KernelTable& k, Precision prec, const OptimConfig& oc,
-                               int batch, int steps, const std::function<void()>& after_warmup, dist::Comm* comm) {
+                               int batch, int steps, const std::function<void()>& after_warmup, dist::Comm* comm,
+                               bool overlap) {
   using Clock = std::chrono::steady_clock;
   const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
   if (batch % ranks != 0) fail("%d sequences a step do not divide among %d ranks", batch, ranks);
@@ -40,20 +42,26 @@ TimedSteps time_training_steps(const ModelConfig& c, const KernelTable& k, Preci
     if (comm) comm->barrier();  // every rank's step starts together
     if (s == 1 && after_warmup) after_warmup();
     profile::Zone zs(profile::kStep);
-    const auto t0 = Clock::now();
-    model.forward_backward(x.data(), y.data(), mine, T, 1.0, false);  // overwrites the gradients
-    const auto t1 = Clock::now();
+    std::optional<OwnerSum> sum;
+    if (ranks > 1) sum.emplace(*comm, model.grads(), owners);
     const double comm0 = comm ? comm->busy_seconds() : 0.0;
+    const auto t0 = Clock::now();
+    {
+      const LayerDoneHook hook(model, overlap && sum ? &*sum : nullptr);
+      model.forward_backward(x.data(), y.data(), mine, T, 1.0, false);  // overwrites the gradients
+    }
+    const auto t1 = Clock::now();
+    const double in_backward = comm ? comm->busy_seconds() - comm0 : 0.0;  // the sums' polls
     {
       profile::Zone z(profile::kOptimizer);
-      if (ranks > 1) reduce_to_owners(*comm, model.grads(), owners);
+      if (sum) sum->finish();
       opt.step(model.params(), model.grads(), 1.0);
       if (ranks > 1) share_from_owners(*comm, model.params(), model.params().data.data(), owners);
     }
     const double in_comm = comm ? comm->busy_seconds() - comm0 : 0.0;
     if (s == 0) continue;  // the warm-up
-    r.forward_backward_s.push_back(std::chrono::duration<double>(t1 - t0).count());
-    r.optimizer_s.push_back(std::chrono::duration<double>(Clock::now() - t1).count() - in_comm);
+    r.forward_backward_s.push_back(std::chrono::duration<double>(t1 - t0).count() - in_backward);
+    r.optimizer_s.push_back(std::chrono::duration<double>(Clock::now() - t1).count() - (in_comm - in_backward));
     r.comm_s.push_back(in_comm);
   }
   return r;

@@ -15,8 +15,9 @@
 namespace nt {
 
 struct TimedSteps {
-  // One entry per timed step. Over several ranks, comm_s is this rank's time in the gradient sum
-  // and the parameters' sharing (none of it overlaps the compute), and optimizer_s excludes it.
+  // One entry per timed step. Over several ranks, comm_s is this rank's time inside the gradient
+  // sum and the parameters' sharing (the part of the sum that overlapped the backward is not in
+  // it), and forward_backward_s and optimizer_s exclude it.
   std::vector<double> forward_backward_s, optimizer_s, comm_s;
   std::vector<double> step_s() const;  // their sums
 };
@@ -25,10 +26,11 @@ struct TimedSteps {
 // `after_warmup` (if any) runs between them (e.g. to switch the profiler on). With `comm` of
 // several ranks, every rank calls it: each computes batch / ranks of the sequences (which must
 // divide), and the step is the training loop's: the gradients summed onto their owners, the
-// sharded optimizer, the updated tensors shared from their owners.
+// sharded optimizer, the updated tensors shared from their owners. `overlap` false sums the
+// gradients after the backward instead of during it (to measure what the overlap hides).
 TimedSteps time_training_steps(const ModelConfig& c, const KernelTable& k, Precision prec, const OptimConfig& oc,
                                int batch, int steps, const std::function<void()>& after_warmup = {},
-                               dist::Comm* comm = nullptr);
+                               dist::Comm* comm = nullptr, bool overlap = true);
 
 double median(std::vector<double> v);
 

@@ -252,6 +252,7 @@ bool TrainLoop::step(double progress) {
   if (accum % ranks != 0)
     fail("step %lld: %lld micro-batches do not divide among %lld ranks", (long long)step_, (long long)accum,
          (long long)ranks);
+  OwnerSum grad_sum(comm_, model_.grads(), owners_);
   for (int64_t a = 0; a < accum; ++a) {
     const auto td = Clock::now();
     {
@@ -262,13 +263,15 @@ bool TrainLoop::step(double progress) {
     // Every rank reads every micro-batch, so that the loader's position is one process's; it
     // computes only its own share [first, end).
     if (a < first || a >= end) continue;
+    // The last micro-batch's backward starts each layer's gradient sum as it finishes the layer.
+    const LayerDoneHook hook(model_, ranks > 1 && a == end - 1 ? &grad_sum : nullptr);
     // The first micro-batch overwrites the gradients, the rest add to them.
     loss += model_.forward_backward(inputs_.data(), targets_.data(), plan_.B, plan_.T, 1.0 / double(accum), a > first) /
             double(accum);
   }
-  const double compute_s = since(t0);
+  const double compute_s = since(t0) - (comm_.busy_seconds() - busy0);  // less the sums' polls
   StepComm sc;
-  if (ranks > 1) sum_across_ranks(&loss, sc, compute_s);
+  if (ranks > 1) sum_across_ranks(&loss, sc, compute_s, grad_sum);
   double grad_norm = 0;
   const std::string bad = first_bad_gradient(*plan_.kernels, model_.exec(), model_.grads(), &grad_norm, comm_, owners_);
   if (!std::isfinite(loss) || !bad.empty()) {
@@ -295,8 +298,8 @@ bool TrainLoop::step(double progress) {
   return true;
 }
 
-void TrainLoop::sum_across_ranks(double* loss, StepComm& sc, double compute_seconds) {
-  reduce_to_owners(comm_, model_.grads(), owners_);
+void TrainLoop::sum_across_ranks(double* loss, StepComm& sc, double compute_seconds, OwnerSum& grad_sum) {
+  grad_sum.finish();
   // The loss, and each rank's compute time in a slot of its own (the others add zeros).
   std::vector<double> sums(1 + size_t(comm_.size()), 0.0);
   sums[0] = *loss;

@@ -19,6 +19,7 @@
 #include "optim/optimizer.h"
 #include "train/checkpoint.h"
 #include "train/progress.h"
+#include "train/ranks.h"
 #include "train/run_folder.h"
 #include "train/signals.h"
 #include "train/time_budget.h"
@@ -82,7 +83,7 @@ class TrainLoop {
   // or a gradient was not finite (the step is not taken).
   bool step(double progress);
   void log_step(double loss, double grad_norm, double lrm, double seconds, int64_t step_tokens);
-  void sum_across_ranks(double* loss, StepComm& sc, double compute_seconds);
+  void sum_across_ranks(double* loss, StepComm& sc, double compute_seconds, OwnerSum& grad_sum);
   void share_updated_params();
   void restore(const CheckpointData& ck);
   void save();

@@ -73,6 +73,33 @@ TEST(Comm, SumIsInRankOrderOnEveryRank) {
   }
 }
 
+// Started sums, polled in between and finished together, deliver to each one's owner the same
+// bits as the sum in rank order: small ones, one across a chunk boundary, and more than a rank
+// stages at once (the later receives wait for room).
+TEST(Comm, StartedSumsReachTheirOwnersInRankOrder) {
+  Comm& w = world();
+  const std::vector<size_t> sizes = {1, 1000, (size_t(1) << 20) + 3, size_t(7) << 20, size_t(5) << 20, 17};
+  std::vector<std::vector<float>> xs;
+  for (size_t k = 0; k < sizes.size(); ++k) xs.push_back(part<float>(w.rank() + int(k), sizes[k]));
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    w.start_sum_to(xs[k].data(), sizes[k], int(k) % w.size());
+    w.poll_sums();
+  }
+  w.finish_sums();
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (int(k) % w.size() != w.rank()) continue;
+    std::vector<float> want = part<float>(int(k), sizes[k]);
+    for (int r = 1; r < w.size(); ++r) {
+      const std::vector<float> p = part<float>(r + int(k), sizes[k]);
+      for (size_t i = 0; i < want.size(); ++i) want[i] = want[i] + p[i];
+    }
+    EXPECT_EQ(0, std::memcmp(xs[k].data(), want.data(), want.size() * sizeof(float)))
+        << "sum " << k << " on rank " << w.rank();
+  }
+  // The Comm is free for other calls again.
+  expect_rank_order_sum<float>(w, 1000);
+}
+
 TEST(Comm, BroadcastCarriesRootBytes) {
   Comm& w = world();
   std::string s = w.rank() == 0 ? std::string(3 << 20, 'x') + "end" : "other";

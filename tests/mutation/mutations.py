@@ -93,4 +93,13 @@ MUTATIONS = [
      "bf16_gradient_test", "Bf16Gradients"),
     ("a sharing sweep process ignores the other processes' claims", "src/experiment/sweep_runner.cc",
      "if (opt.parallel && claim.fd < 0) continue;", "(void)claim;", "nanotrain", "cli_sweep_parallel"),
+    ("a layer's gradient sum starts before the backward has finished the layer", "src/model/gpt_backward.cc",
+     "    backward_layer(l, w, g, inputs, B, T, accumulate);\n    resid_mix_bwd(l, w, g, N, accumulate);\n"
+     "    if (layer_done_) layer_done_(l);\n",
+     "    if (layer_done_) layer_done_(l);\n    backward_layer(l, w, g, inputs, B, T, accumulate);\n"
+     "    resid_mix_bwd(l, w, g, N, accumulate);\n", "nanotrain", "cli_mpi$"),
+    ("a started sum drops the part the previous ranks passed on", "src/dist/comm_mpi.cc",
+     "for (size_t i = 0; i < j.n; ++i) j.x[i] = j.in[i] + j.x[i];",
+     "for (size_t i = 0; i < j.n; ++i) j.x[i] = 0.0f + j.x[i];",
+     "comm_test", "dist_comm_3_ranks"),
 ]
