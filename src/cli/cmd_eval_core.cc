@@ -183,9 +183,7 @@ void run_eval_core(const EvalCoreFlags& o) {
   Gpt model(m.run.model, backend_for_device(o.device).kernels(), 1, T);
   load_model_weights(m, model);
   std::unique_ptr<CoreScorer> scorer;
-  if (o.scorer == "fast" && !FastScorer::supports(m.run.model))
-    warn_line("this model uses variants the fast scorer does not compute yet: scoring with --scorer plain");
-  if (o.scorer == "fast" && FastScorer::supports(m.run.model)) scorer = std::make_unique<FastScorer>(model);
+  if (o.scorer == "fast") scorer = std::make_unique<FastScorer>(model);
   else scorer = std::make_unique<PlainScorer>(model);
   CoreEvalOptions eo;
   eo.max_per_task = o.max_per_task;

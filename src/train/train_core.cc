@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "train/train_core.h"
 
-#include <memory>
-
 #include "core/check.h"
 #include "eval/core/scorer_fast.h"
-#include "eval/core/scorer_plain.h"
 
 namespace nt {
 
@@ -19,18 +16,15 @@ TrainCore::TrainCore(const std::string& bundle_dir, int64_t max_per_task) : max_
 
 CoreResult TrainCore::evaluate(Gpt& model, const Tokenizer& tok, int max_len,
                                const std::function<void(int64_t, int64_t)>& on_progress) const {
-  // Made for each evaluation: its batch buffers are not held while training runs. Models with
-  // variants the fast forward does not compute yet are scored whole, candidate by candidate.
-  std::unique_ptr<CoreScorer> scorer;
-  if (FastScorer::supports(model.config())) scorer = std::make_unique<FastScorer>(model);
-  else scorer = std::make_unique<PlainScorer>(model);
+  // Made for each evaluation: its batch buffers are not held while training runs.
+  FastScorer scorer(model);
   CoreEvalOptions opt;
   opt.max_per_task = max_per_task_;
   if (on_progress)
     opt.on_progress = [&](const std::string&, int64_t, int64_t, int64_t done, int64_t total) {
       on_progress(done, total);
     };
-  return evaluate_core(bundle_, tok, max_len, *scorer, opt);
+  return evaluate_core(bundle_, tok, max_len, scorer, opt);
 }
 
 nlohmann::json core_tasks_json(const CoreResult& r) {

@@ -185,6 +185,71 @@ TEST(FastScorer, MatchesOnOddHeadsAndLongSequences) {
   }
 }
 
+// Every model variant alone and all together, on every table: the smear's previous row across a
+// shared prefix, value embeddings, residual scalars, backout, the QK scale, no soft-cap, tied
+// embeddings, GELU and SwiGLU, and short windows (8 keys, shorter than most prefixes, so that
+// continuations' rows see part of their parent) in both attention paths.
+std::vector<std::pair<std::string, ModelConfig>> variant_configs() {
+  const ModelConfig base = small();
+  std::vector<std::pair<std::string, ModelConfig>> out;
+  auto add = [&](const std::string& name, auto set) {
+    ModelConfig c = base;
+    c.depth = 3;
+    set(c);
+    out.push_back({name, c});
+  };
+  add("smear", [](ModelConfig& c) { c.smear = true; });
+  add("value embeds", [](ModelConfig& c) { c.value_embeds = true; });
+  add("resid scalars", [](ModelConfig& c) { c.resid_scalars = true; });
+  add("backout", [](ModelConfig& c) { c.backout = true; });
+  add("qk scale", [](ModelConfig& c) { c.qk_scale = 1.2; });
+  add("no soft-cap", [](ModelConfig& c) { c.softcap = 0; });
+  add("tied", [](ModelConfig& c) { c.tie_embeddings = true; });
+  add("gelu", [](ModelConfig& c) { c.mlp = "gelu"; });
+  add("swiglu", [](ModelConfig& c) { c.mlp = "swiglu"; });
+  add("windows", [](ModelConfig& c) { c.window_pattern = "SL", c.short_window = 8; });
+  add("all", [](ModelConfig& c) {
+    c.smear = c.value_embeds = c.resid_scalars = c.backout = c.tie_embeddings = true;
+    c.qk_scale = 1.2, c.softcap = 0, c.mlp = "swiglu", c.window_pattern = "SSL", c.short_window = 8;
+  });
+  return out;
+}
+
+TEST(FastScorer, MatchesEveryVariant) {
+  std::vector<const KernelTable*> tables = cpu_kernel_tables();
+  tables.push_back(&ref_kernels());
+  for (const KernelTable* k : tables)
+    for (const auto& [name, c] : variant_configs()) {
+      c.validate();
+      auto m = random_model(c, *k, 17);
+      FastScorer s(*m);
+      SCOPED_TRACE(std::string(k->name) + ", " + name);
+      expect_matches_plain(*m, s, awkward_questions(c, 6));
+    }
+}
+
+// The cached runs with the variants: the smear's previous token and the windows reach across
+// the pieces.
+TEST(SegmentForward, CachedPiecesEqualOneRunWithEveryVariant) {
+  const ModelConfig c = variant_configs().back().second;
+  auto m = random_model(c, cpu_kernels(), 33);
+  Rng r(8);
+  const auto tokens = random_tokens(r, c.seq_len, c.vocab_size);
+  SegmentForward whole(c, m->params().views(), m->kernels(), m->rope_cos(), m->rope_sin(), c.seq_len);
+  const float* ref = whole.run(tokens.data(), {Segment{0, c.seq_len, 0, 0}}, c.seq_len);
+  const std::vector<double> expected(ref, ref + c.seq_len * c.d_model);
+  SegmentForward pieces(c, m->params().views(), m->kernels(), m->rope_cos(), m->rope_sin(), 12);
+  KvCache cache;
+  pieces.init_cache(cache);
+  int64_t at = 0;
+  for (int64_t n : {5, 1, 12, 3, 11}) {
+    const float* got = pieces.run_cached(tokens.data() + at, n, cache);
+    for (int64_t i = 0; i < n * c.d_model; ++i)
+      ASSERT_NEAR(got[i], expected[size_t(at * c.d_model + i)], 1e-4) << "row " << at + i / c.d_model;
+    at += n;
+  }
+}
+
 TEST(FastScorer, MatchesOnTheReferenceTable) {
   const ModelConfig c = small();
   auto m = random_model(c, ref_kernels(), 9);

@@ -44,15 +44,10 @@ double plain_flops(const ModelConfig& c, int64_t n) {
 
 }  // namespace
 
-bool FastScorer::supports(const ModelConfig& c) {
-  return c.qk_scale == 1.0 && c.softcap > 0 && c.mlp == "relu2" && !c.tie_embeddings && !c.resid_scalars && !c.smear &&
-         !c.backout && !c.value_embeds && !c.has_short_windows();
-}
 
 FastScorer::FastScorer(Gpt& model, int64_t max_rows)
     : model_(model), max_rows_(std::max<int64_t>(max_rows, model.config().seq_len)) {
   const ModelConfig& c = model.config();
-  if (!supports(c)) fail("the fast CORE scorer does not compute model variants yet; use --scorer plain");
   fwd_ = std::make_unique<SegmentForward>(c, model.params().views(), model.kernels(), model.rope_cos(),
                                           model.rope_sin(), max_rows_);
   const int64_t chunk = head_rows(c.vocab_size);
@@ -179,11 +174,12 @@ namespace {
 
 // The first index of the largest soft-capped logit (as torch.argmax after the cap) of a row of raw
 // logits: the cap can merge the largest raw values into one, so those that may tie are capped
-// and compared, the lowest index winning.
+// and compared, the lowest index winning. cap 0: no cap.
 int64_t first_capped_argmax(const float* l, int64_t V, float cap) {
   float mx = -INFINITY;
 #pragma omp simd reduction(max : mx)
   for (int64_t j = 0; j < V; ++j) mx = std::max(mx, l[j]);
+  if (!(cap > 0)) return std::find(l, l + V, mx) - l;  // (V for a row with a NaN: not any target)
   auto capped = [cap](float x) { return cap * std::tanh(x / cap); };
   const float top = capped(mx);
   // Every raw value at or below lo caps strictly below top (the cap is monotone).

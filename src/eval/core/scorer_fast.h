@@ -31,10 +31,6 @@ class FastScorer : public CoreScorer {
   // (it must outlive the scorer). max_rows: the rows (tokens) of one batch, raised to the model's
   // seq_len if smaller; the memory held grows with it (at most rows * 14 C floats).
   explicit FastScorer(Gpt& model, int64_t max_rows = 4096);
-  // Whether the fast forward computes this model: the baseline with any soft-cap value; the model
-  // variants (qk scale, other activations, tied embeddings, residual scalars, smear, backout,
-  // value embeddings, short attention windows) are scored by PlainScorer for now.
-  static bool supports(const ModelConfig& c);
 
   // Throws nt::Error naming the question and candidate for a candidate the model cannot score
   // (empty, longer than the context, a span outside it, a token outside the vocabulary). An empty

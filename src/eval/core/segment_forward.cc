@@ -19,8 +19,11 @@ SegmentForward::SegmentForward(const ModelConfig& cfg, const ModelTensors& weigh
                KD = size_t(cfg.n_kv_head) * size_t(cfg.head_dim), F = size_t(cfg.mlp_dim());
   x_.resize(N * C), ln_.resize(N * C);
   q_.resize(N * HD), k_buf_.resize(N * KD), v_.resize(N * KD), att_.resize(N * HD);
-  fc_.resize(N * F);
-  if (!k_.matmul_relu2) act_.resize(N * F);
+  fc_.resize(N * size_t(cfg.mlp_in_rows()));
+  if (!k_.matmul_relu2 || cfg.mlp != "relu2") act_.resize(N * F);
+  if (cfg.smear) emb_.resize(N * C), prev_row_.resize(N);
+  if (cfg.resid_scalars) x0_.resize(N * C);
+  if (cfg.backout) xback_.resize(N * C);
   rstd_.resize(N), rstd_h_.resize(N * size_t(cfg.n_head));
   row_cos_.resize(N * size_t(cfg.head_dim / 2)), row_sin_.resize(N * size_t(cfg.head_dim / 2));
   lse_.resize(N * size_t(cfg.n_head));
@@ -48,6 +51,8 @@ const float* SegmentForward::run(const int32_t* tokens, const std::vector<Segmen
     for (int64_t i = 0; i < s.len; ++i) {
       std::copy_n(cos_ + (s.parent_len + i) * half, half, row_cos_.data() + (s.row + i) * half);
       std::copy_n(sin_ + (s.parent_len + i) * half, half, row_sin_.data() + (s.row + i) * half);
+      if (cfg_.smear)
+        prev_row_[size_t(s.row + i)] = i > 0 ? s.row + i - 1 : s.parent_len > 0 ? s.parent_row + s.parent_len - 1 : -1;
     }
   }
   NT_CHECK(covered == rows, "segments cover %lld of %lld rows", static_cast<long long>(covered),
@@ -58,6 +63,7 @@ const float* SegmentForward::run(const int32_t* tokens, const std::vector<Segmen
 void SegmentForward::init_cache(KvCache& cache) const {
   const size_t n = size_t(cfg_.depth) * size_t(cfg_.seq_len) * size_t(cfg_.n_kv_head) * size_t(cfg_.head_dim);
   cache.k.resize(n), cache.v.resize(n);
+  if (cfg_.smear) cache.last.resize(size_t(cfg_.d_model));
   cache.len = 0;
 }
 
@@ -68,9 +74,60 @@ const float* SegmentForward::run_cached(const int32_t* tokens, int64_t rows, KvC
   const int64_t half = cfg_.head_dim / 2;
   std::copy_n(cos_ + cache.len * half, rows * half, row_cos_.data());
   std::copy_n(sin_ + cache.len * half, rows * half, row_sin_.data());
+  if (cfg_.smear)
+    for (int64_t i = 0; i < rows; ++i) prev_row_[size_t(i)] = i > 0 ? i - 1 : cache.len > 0 ? -2 : -1;
   const float* out = blocks(tokens, rows, {}, &cache);
   cache.len += rows;
   return out;
+}
+
+void SegmentForward::smear(int64_t rows, const KvCache* cache) {
+  const int64_t C = cfg_.d_model;
+  const float lambda = *w_.smear_lambda;
+  std::copy_n(x_.data(), rows * C, emb_.data());
+#pragma omp parallel for schedule(static) num_threads(ctx_.threads())
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t p = prev_row_[size_t(r)];
+    if (p == -1) continue;
+    const float* cur = emb_.data() + r * C;
+    const float* prev = p == -2 ? cache->last.data() : emb_.data() + p * C;
+    double z = 0;
+    for (int j = 0; j < 24; ++j) z += double(cur[j]) * double(w_.smear_gate[j]);
+    const float gate = lambda * (1.0f / (1.0f + std::exp(-float(z))));
+    float* x = x_.data() + r * C;
+    for (int64_t j = 0; j < C; ++j) x[j] += gate * prev[j];
+  }
+}
+
+// v += 3 sigmoid(ve_gate ln1[:12]) ve[token], one gate per kv head (ln_ holds ln1).
+void SegmentForward::value_embed(int l, const int32_t* tokens, float* v, int64_t rows) {
+  if (!cfg_.has_value_embed(l)) return;
+  const int64_t C = cfg_.d_model, KVH = cfg_.n_kv_head, D = cfg_.head_dim, KD = KVH * D;
+  const LayerTensors& lw = w_.layers[size_t(l)];
+#pragma omp parallel for schedule(static) num_threads(ctx_.threads())
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* ve = lw.ve + int64_t(tokens[r]) * KD;
+    for (int64_t h = 0; h < KVH; ++h) {
+      double z = 0;
+      for (int j = 0; j < 12; ++j) z += double(ln_[size_t(r * C + j)]) * double(lw.ve_gate[h * 12 + j]);
+      const float gate = 3.0f * (1.0f / (1.0f + std::exp(-float(z))));
+      for (int64_t e = 0; e < D; ++e) v[r * KD + h * D + e] += gate * ve[h * D + e];
+    }
+  }
+}
+
+// x += act(ln_ Wfc^T) Wproj^T.
+void SegmentForward::mlp(const LayerTensors& lw, int64_t rows) {
+  const int64_t C = cfg_.d_model, F = cfg_.mlp_dim();
+  k_.matmul(ctx_, fc_.data(), ln_.data(), lw.wfc, rows, cfg_.mlp_in_rows(), C, false, true, 0.0f);
+  if (cfg_.mlp == "relu2" && k_.matmul_relu2) {
+    k_.matmul_relu2(ctx_, x_.data(), fc_.data(), lw.wproj, rows, C, F, false, true, 1.0f, true);
+    return;
+  }
+  if (cfg_.mlp == "swiglu") k_.swiglu_fwd(ctx_, act_.data(), fc_.data(), rows, F);
+  else if (cfg_.mlp == "gelu") k_.gelu_fwd(ctx_, act_.data(), fc_.data(), rows * F);
+  else k_.relu2_fwd(ctx_, act_.data(), fc_.data(), rows * F);
+  k_.matmul(ctx_, x_.data(), act_.data(), lw.wproj, rows, C, F, false, true, 1.0f);
 }
 
 // The embedding, the blocks and the final norm over rows whose rotary angles are in place;
@@ -78,16 +135,23 @@ const float* SegmentForward::run_cached(const int32_t* tokens, int64_t rows, KvC
 const float* SegmentForward::blocks(const int32_t* tokens, int64_t rows, const std::vector<Segment>& segments,
                                     KvCache* cache) {
   const int64_t C = cfg_.d_model, H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D,
-                F = cfg_.mlp_dim(), T = cfg_.seq_len;
+                T = cfg_.seq_len;
   const float eps = float(cfg_.norm_eps);
   for (int64_t i = 0; i < rows; ++i)
     NT_CHECK(tokens[i] >= 0 && tokens[i] < cfg_.vocab_size, "token id %d outside the vocabulary (%d)", tokens[i],
              cfg_.vocab_size);
-  // x = rms(wte[idx]), as the training forward.
+  // x = rms(wte[idx]), then the smear, as the training forward.
   k_.embed_fwd(ctx_, x_.data(), tokens, w_.wte, rows, C);
   k_.rmsnorm_fwd(ctx_, x_.data(), rstd_.data(), x_.data(), rows, C, eps);
+  if (cfg_.smear) {
+    smear(rows, cache);
+    if (cache) std::copy_n(emb_.data() + (rows - 1) * C, C, cache->last.data());
+  }
+  if (cfg_.resid_scalars) std::copy_n(x_.data(), rows * C, x0_.data());
   for (int l = 0; l < cfg_.depth; ++l) {
     const LayerTensors& lw = w_.layers[size_t(l)];
+    const int64_t window = cfg_.attention_window(l);
+    if (cfg_.resid_scalars) k_.axpby(ctx_, x_.data(), x0_.data(), rows * C, w_.x0_lambdas[l], w_.resid_lambdas[l]);
     // With a cache, this layer's keys and values go straight into it, after the rows it holds.
     float* k = cache ? cache->k.data() + (l * T + cache->len) * KD : k_buf_.data();
     float* v = cache ? cache->v.data() + (l * T + cache->len) * KD : v_.data();
@@ -95,22 +159,23 @@ const float* SegmentForward::blocks(const int32_t* tokens, int64_t rows, const s
     k_.matmul(ctx_, q_.data(), ln_.data(), lw.wq, rows, HD, C, false, true, 0.0f);
     k_.matmul(ctx_, k, ln_.data(), lw.wk, rows, KD, C, false, true, 0.0f);
     k_.matmul(ctx_, v, ln_.data(), lw.wv, rows, KD, C, false, true, 0.0f);
+    value_embed(l, tokens, v, rows);
     k_.rope_norm_fwd(ctx_, q_.data(), rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, H, D, eps);
     k_.rope_norm_fwd(ctx_, k, rstd_h_.data(), row_cos_.data(), row_sin_.data(), 1, rows, KVH, D, eps);
+    if (cfg_.qk_scale != 1.0) {  // q and k times s, folded into q as s^2 (as training)
+      const float s2 = float(cfg_.qk_scale * cfg_.qk_scale);
+      k_.axpby(ctx_, q_.data(), q_.data(), rows * HD, 0.0f, s2);
+    }
     if (cache)
-      attention_cached(cache->k.data() + l * T * KD, cache->v.data() + l * T * KD, cache->len, rows);
+      attention_cached(cache->k.data() + l * T * KD, cache->v.data() + l * T * KD, cache->len, rows, window);
     else
-      attention(segments);
+      attention(segments, window);
     k_.matmul(ctx_, x_.data(), att_.data(), lw.wo, rows, C, HD, false, true, 1.0f);
     k_.rmsnorm_fwd(ctx_, ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
-    k_.matmul(ctx_, fc_.data(), ln_.data(), lw.wfc, rows, F, C, false, true, 0.0f);
-    if (k_.matmul_relu2) {
-      k_.matmul_relu2(ctx_, x_.data(), fc_.data(), lw.wproj, rows, C, F, false, true, 1.0f, true);
-    } else {
-      k_.relu2_fwd(ctx_, act_.data(), fc_.data(), rows * F);
-      k_.matmul(ctx_, x_.data(), act_.data(), lw.wproj, rows, C, F, false, true, 1.0f);
-    }
+    mlp(lw, rows);
+    if (cfg_.backout && l == cfg_.backout_layer()) std::copy_n(x_.data(), rows * C, xback_.data());
   }
+  if (cfg_.backout) k_.axpby(ctx_, x_.data(), xback_.data(), rows * C, -*w_.backout_lambda, 1.0f);
   k_.rmsnorm_fwd(ctx_, ln_.data(), rstd_.data(), x_.data(), rows, C, eps);
   return ln_.data();
 }
@@ -129,13 +194,19 @@ struct KeyRows {
 };
 
 // Causal softmax attention of nb (<= kQueryBlock) consecutive query rows, q rows ldq apart; row b
-// sees keys 0 .. first_ctx + b - 1. sc: kQueryBlock rows of stride T; acc: kQueryBlock * D.
+// sees keys first_ctx + b - 1 - window .. first_ctx + b - 1 (from 0). sc: kQueryBlock rows of
+// stride T; acc: kQueryBlock * D.
 void attend_block(float* out, int64_t ldo, const float* q, int64_t ldq, int64_t nb, const KeyRows& kv,
-                  int64_t first_ctx, int64_t D, int64_t T, float scale, float* sc, float* acc) {
+                  int64_t first_ctx, int64_t window, int64_t D, int64_t T, float scale, float* sc, float* acc) {
   const int64_t last_ctx = first_ctx + nb - 1;
-  for (int64_t j = 0; j < last_ctx; ++j) {
+  window = std::min(window, T);  // (kFullWindow: no bound)
+  // Row b's keys [lo(b), first_ctx + b); key j is seen by rows [first(j), past(j)).
+  auto lo = [&](int64_t b) { return std::max<int64_t>(0, first_ctx + b - 1 - window); };
+  auto first = [&](int64_t j) { return std::max<int64_t>(0, j - first_ctx + 1); };
+  auto past = [&](int64_t j) { return std::min<int64_t>(nb, j - first_ctx + 2 + window); };
+  for (int64_t j = lo(0); j < last_ctx; ++j) {
     const float* kj = kv.key(j);
-    for (int64_t b = std::max<int64_t>(0, j - first_ctx + 1); b < nb; ++b) {
+    for (int64_t b = first(j); b < past(j); ++b) {
       const float* qb = q + b * ldq;
       float dot = 0;
 #pragma omp simd reduction(+ : dot)
@@ -148,14 +219,14 @@ void attend_block(float* out, int64_t ldo, const float* q, int64_t ldq, int64_t 
     float* s = sc + b * T;
     const int64_t ctx = first_ctx + b;
     float mx = -INFINITY, sum = 0;
-    for (int64_t j = 0; j < ctx; ++j) mx = std::max(mx, s[j]);
-    for (int64_t j = 0; j < ctx; ++j) sum += s[j] = std::exp(s[j] - mx);
+    for (int64_t j = lo(b); j < ctx; ++j) mx = std::max(mx, s[j]);
+    for (int64_t j = lo(b); j < ctx; ++j) sum += s[j] = std::exp(s[j] - mx);
     inv[b] = 1.0f / sum;
   }
   std::fill(acc, acc + nb * D, 0.0f);
-  for (int64_t j = 0; j < last_ctx; ++j) {
+  for (int64_t j = lo(0); j < last_ctx; ++j) {
     const float* vj = kv.value(j);
-    for (int64_t b = std::max<int64_t>(0, j - first_ctx + 1); b < nb; ++b) {
+    for (int64_t b = first(j); b < past(j); ++b) {
       const float p = sc[b * T + j];
       float* a = acc + b * D;
 #pragma omp simd
@@ -171,7 +242,7 @@ void attend_block(float* out, int64_t ldo, const float* q, int64_t ldq, int64_t 
 // A segment without a parent is one causal sequence: the training kernel runs it. A continuation
 // attends to its parent's rows and then its own, in blocks of query rows here. Scores and sums
 // in fp32, as the training kernels.
-void SegmentForward::attention(const std::vector<Segment>& segments) {
+void SegmentForward::attention(const std::vector<Segment>& segments, int64_t window) {
   const int64_t H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D, group = H / KVH,
                 T = cfg_.seq_len;
   const float scale = 1.0f / std::sqrt(float(D));
@@ -185,7 +256,7 @@ void SegmentForward::attention(const std::vector<Segment>& segments) {
       continue;
     }
     k_.attention_fwd(ctx_, att_.data() + s.row * HD, lse_.data(), q_.data() + s.row * HD, k_buf_.data() + s.row * KD,
-                     v_.data() + s.row * KD, 1, s.len, H, KVH, D, kFullWindow);
+                     v_.data() + s.row * KD, 1, s.len, H, KVH, D, window);
   }
   // Tasks are (continuation, head); the costliest first, so that long ones do not finish last.
   auto cost = [&](int64_t i) {
@@ -202,14 +273,14 @@ void SegmentForward::attention(const std::vector<Segment>& segments) {
     for (int64_t i0 = 0; i0 < s.len; i0 += kQueryBlock) {
       const int64_t r = s.row + i0;
       attend_block(att_.data() + r * HD + h * D, HD, q_.data() + r * HD + h * D, HD, std::min(kQueryBlock, s.len - i0),
-                   kv, s.parent_len + i0 + 1, D, T, scale, sc, sc + kQueryBlock * T);
+                   kv, s.parent_len + i0 + 1, window, D, T, scale, sc, sc + kQueryBlock * T);
     }
   }
 }
 
 // The rows [0, rows) of the batch continue the cache's first `past` rows; their keys and values
 // are already in the cache after them (one layer's k, v: (seq_len, KVH * D)).
-void SegmentForward::attention_cached(const float* k, const float* v, int64_t past, int64_t rows) {
+void SegmentForward::attention_cached(const float* k, const float* v, int64_t past, int64_t rows, int64_t window) {
   const int64_t H = cfg_.n_head, KVH = cfg_.n_kv_head, D = cfg_.head_dim, HD = H * D, KD = KVH * D, group = H / KVH,
                 T = cfg_.seq_len;
   const float scale = 1.0f / std::sqrt(float(D));
@@ -222,7 +293,7 @@ void SegmentForward::attention_cached(const float* k, const float* v, int64_t pa
     float* sc = scratch_.data() + size_t(omp_get_thread_num()) * per_thread;
     const KeyRows kv{k + g * D, v + g * D, KD, 0, past, past};  // every key is cache row j
     attend_block(att_.data() + i0 * HD + h * D, HD, q_.data() + i0 * HD + h * D, HD, std::min(kQueryBlock, rows - i0),
-                 kv, past + i0 + 1, D, T, scale, sc, sc + kQueryBlock * T);
+                 kv, past + i0 + 1, window, D, T, scale, sc, sc + kQueryBlock * T);
   }
 }
 

@@ -7,7 +7,9 @@
 // segment attends causally to its own rows and, before them, to every row of its parent segment,
 // whose keys and values the same layer has just computed. The values equal those of a separate
 // whole-sequence forward of parent + segment, to rounding (fp32; segments without a parent run
-// the training attention kernel, continuations a loop of their own).
+// the training attention kernel, continuations a loop of their own). Every model variant runs as
+// in training (gpt_variants.cc): the smear reads the previous row of the sequence, which for a
+// continuation's first row is its parent's last; windowed layers see their window only.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -29,8 +31,9 @@ struct Segment {
 
 // One sequence's keys and values at every layer, for decoding a token at a time (the sampler).
 struct KvCache {
-  Buffer<float> k, v;  // (L, seq_len, KVH * D)
-  int64_t len = 0;     // the tokens it holds
+  Buffer<float> k, v;   // (L, seq_len, KVH * D)
+  Buffer<float> last;   // (C) with the smear: the last token's normalised embedding
+  int64_t len = 0;      // the tokens it holds
 };
 
 class SegmentForward {
@@ -61,8 +64,13 @@ class SegmentForward {
 
  private:
   const float* blocks(const int32_t* tokens, int64_t rows, const std::vector<Segment>& segments, KvCache* cache);
-  void attention(const std::vector<Segment>& segments);
-  void attention_cached(const float* k, const float* v, int64_t past, int64_t rows);
+  // The smear over rows whose previous rows prev_row_ names (-1: the sequence's first token;
+  // -2: the cache's last token), from the normalised embeddings in x_.
+  void smear(int64_t rows, const KvCache* cache);
+  void value_embed(int l, const int32_t* tokens, float* v, int64_t rows);
+  void mlp(const LayerTensors& lw, int64_t rows);
+  void attention(const std::vector<Segment>& segments, int64_t window);
+  void attention_cached(const float* k, const float* v, int64_t past, int64_t rows, int64_t window);
 
   ModelConfig cfg_;
   ModelTensors w_;
@@ -71,6 +79,8 @@ class SegmentForward {
   const float *cos_, *sin_;
   int64_t max_rows_;
   Buffer<float> x_, ln_, q_, k_buf_, v_, att_, fc_, act_, rstd_, rstd_h_;
+  Buffer<float> emb_, x0_, xback_;  // variants: the normalised embedding, x after the smear, the middle x
+  std::vector<int64_t> prev_row_;    // the smear: each row's previous row
   Buffer<float> row_cos_, row_sin_;  // (rows, D/2): each row's rotary angles
   Buffer<float> lse_;                // (rows, H): the training kernel's log-sum-exp, unused
   Buffer<float> scratch_;            // per thread of ctx_: a block of query rows' scores and outputs
