@@ -93,6 +93,9 @@ MUTATIONS = [
      "bf16_gradient_test", "Bf16Gradients"),
     ("a sharing sweep process ignores the other processes' claims", "src/experiment/sweep_runner.cc",
      "if (opt.parallel && claim.fd < 0) continue;", "(void)claim;", "nanotrain", "cli_sweep_parallel"),
+    ("the smear of a row after a shared prefix ignores the prefix's last token", "src/eval/core/segment_forward.cc",
+     "i > 0 ? s.row + i - 1 : s.parent_len > 0 ? s.parent_row + s.parent_len - 1 : -1;", "i > 0 ? s.row + i - 1 : -1;",
+     "core_scorer_test", "FastScorer"),
     ("a layer's gradient sum starts before the backward has finished the layer", "src/model/gpt_backward.cc",
      "    backward_layer(l, w, g, inputs, B, T, accumulate);\n    resid_mix_bwd(l, w, g, N, accumulate);\n"
      "    if (layer_done_) layer_done_(l);\n",
