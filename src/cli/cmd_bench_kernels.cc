@@ -78,7 +78,8 @@ struct Mm {
 };
 
 // The indented rows under a product: the forms the bf16 step runs it in (packed B, bf16 C,
-// the relu² epilogues and prologue) and oneDNN's GEMM beside ours where ours takes it.
+// the relu² and GELU epilogues, relu²'s prologue) and oneDNN's GEMM beside ours where ours takes
+// it.
 void bench_matmul_variants(KernelRows& r, const Mm& s, double fl, double bf16_bytes, double bf16_c_bytes) {
   const KernelTable& k = r.k;
   const ExecContext& ctx = r.ctx;
@@ -115,6 +116,19 @@ void bench_matmul_variants(KernelRows& r, const Mm& s, double fl, double bf16_by
     std::snprintf(name, sizeof name, "  bf16 C + relu2 bwd: %s", s.what);
     r.report(name, r.time([&] {
       k.matmul_bf16_out_relu2_bwd(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
+    }),
+             fl, bf16_bytes, pbf16);
+  }
+  if (s.bf16_out && s.tb && k.matmul_bf16_out_gelu) {  // the same with GELU (--mlp gelu)
+    std::snprintf(name, sizeof name, "  bf16 C + gelu: %s", s.what);
+    r.report(name,
+             r.time([&] { k.matmul_bf16_out_gelu(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
+             fl, bf16_bytes, pbf16);
+  }
+  if (s.bf16_out && !s.tb && k.matmul_bf16_out_gelu_bwd) {
+    std::snprintf(name, sizeof name, "  bf16 C + gelu bwd: %s", s.what);
+    r.report(name, r.time([&] {
+      k.matmul_bf16_out_gelu_bwd(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
     }),
              fl, bf16_bytes, pbf16);
   }

@@ -39,6 +39,7 @@ struct KernelTable {
     bool fp32 = false, bf16 = false;
     bool matmul_relu2 = false, matmul_bf16_relu2 = false;
     bool matmul_bf16_out_relu2 = false;  // with matmul_bf16_out_relu2_bwd
+    bool matmul_bf16_out_gelu = false;   // with matmul_bf16_out_gelu_bwd
     bool newton_schulz_bf16 = false, symmetric_product_f32 = false;
     bool packed_b_bf16 = false;  // packed_b_bf16_size, pack_b_bf16 and matmul_bf16_packed_b
   };
@@ -203,6 +204,14 @@ struct KernelTable {
   void (*matmul_bf16_out_relu2_bwd)(const ExecContext& ctx, uint16_t* dinp, const uint16_t* inp, const uint16_t* a,
                                     const uint16_t* b, int64_t m, int64_t n, int64_t k, bool trans_a,
                                     bool trans_b) = nullptr;
+  // The same two for GELU: act = gelu_fwd_bf16(c), and dinp = gelu_bwd_bf16 of the product and
+  // inp (null: the caller runs gelu_fwd_bf16 / gelu_bwd_bf16 passes of their own).
+  void (*matmul_bf16_out_gelu)(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* a,
+                               const uint16_t* b, int64_t m, int64_t n, int64_t k, bool trans_a,
+                               bool trans_b) = nullptr;
+  void (*matmul_bf16_out_gelu_bwd)(const ExecContext& ctx, uint16_t* dinp, const uint16_t* inp, const uint16_t* a,
+                                   const uint16_t* b, int64_t m, int64_t n, int64_t k, bool trans_a,
+                                   bool trans_b) = nullptr;
   // Muon's bf16 Newton-Schulz iteration as one op, where a backend runs it faster than
   // NewtonSchulzBf16 composes it from the GEMMs above (null: it composes them). X0 = scale x,
   // (m, n) with m <= n, is iterated `steps` (>= 1) times with NewtonSchulzBf16's products and

@@ -71,7 +71,9 @@ Gpt::Gpt(const ModelConfig& cfg, const KernelTable& kernels, int batch, int seq,
   dx_.resize(N * C), dln_.resize(N * C), dlnf_.resize(N * C);
   // (A backend whose down product writes the activation's gradient itself needs no buffer for
   // the product: activation_bytes's count of it is then an upper bound.)
-  if (bf16) dact_h_.resize(cfg.mlp == "relu2" && k_.matmul_bf16_out_relu2_bwd ? 0 : N * F);
+  const bool dact_fused = (cfg.mlp == "relu2" && k_.matmul_bf16_out_relu2_bwd) ||
+                          (cfg.mlp == "gelu" && k_.matmul_bf16_out_gelu_bwd);
+  if (bf16) dact_h_.resize(dact_fused ? 0 : N * F);
   else act_.resize(N * FI), dact_.resize(N * F);
   datt_.resize(N * H * D), dq_.resize(N * H * D), dk_.resize(N * KVH * D), dv_.resize(N * KVH * D);
   if (bf16) {

@@ -91,20 +91,24 @@ class Bf16Ops final : public PrecisionOps {
     k_.matmul_bf16(ctx_, dln, s.act_h, t.wfc.h, N, C, F, false, false, 0.0f);
   }
 
-  // GELU and SwiGLU: the products in bf16 with the activation's own pass between them (no fused
-  // GEMM epilogue); act_h holds the activation (N, F), then the pre-activation's gradient (N, F or
-  // 2F); dact_h the down product's data gradient.
+  // GELU and SwiGLU: the products in bf16 with the activation's own pass between them, except
+  // GELU's where the backend applies it in the products' epilogues (matmul_bf16_out_gelu{,_bwd}:
+  // the up product writes the activation, the down product's data gradient the pre-activation's
+  // gradient); act_h holds the activation (N, F), then the pre-activation's gradient (N, F or 2F);
+  // dact_h the down product's data gradient where that is not fused.
   void activation(uint16_t* act, const MlpTensors& t) const {
     profile::Zone z(profile::kRelu2);
     if (t.act == MlpAct::kGelu) k_.gelu_fwd_bf16(ctx_, act, t.fc_h, t.n * t.f);
     else k_.swiglu_fwd_bf16(ctx_, act, t.fc_h, t.n, t.f);
   }
+  bool gelu_fused(const MlpTensors& t) const { return t.act == MlpAct::kGelu && k_.matmul_bf16_out_gelu; }
   void other_mlp_fwd(float* x, const MlpTensors& t, const MlpScratch& s) const {
     {
       profile::Zone z(profile::kMlpUp);
-      k_.matmul_bf16_out(ctx_, t.fc_h, t.ln2.h, t.wfc.h, t.n, t.fin(), t.c, false, true);
+      if (gelu_fused(t)) k_.matmul_bf16_out_gelu(ctx_, t.fc_h, s.act_h, t.ln2.h, t.wfc.h, t.n, t.f, t.c, false, true);
+      else k_.matmul_bf16_out(ctx_, t.fc_h, t.ln2.h, t.wfc.h, t.n, t.fin(), t.c, false, true);
     }
-    activation(s.act_h, t);
+    if (!gelu_fused(t)) activation(s.act_h, t);
     profile::Zone z(profile::kMlpDown);
     k_.matmul_bf16(ctx_, x, s.act_h, t.wproj.h, t.n, t.c, t.f, false, true, 1.0f);
   }
@@ -115,9 +119,10 @@ class Bf16Ops final : public PrecisionOps {
     {
       profile::Zone z(profile::kMlpDown);
       k_.matmul_bf16(ctx_, dwproj, dx.h, s.act_h, C, F, N, true, false, beta_w);
-      k_.matmul_bf16_out(ctx_, s.dact_h, dx.h, t.wproj.h, N, F, C, false, false);
+      if (gelu_fused(t)) k_.matmul_bf16_out_gelu_bwd(ctx_, s.act_h, t.fc_h, dx.h, t.wproj.h, N, F, C, false, false);
+      else k_.matmul_bf16_out(ctx_, s.dact_h, dx.h, t.wproj.h, N, F, C, false, false);
     }
-    {
+    if (!gelu_fused(t)) {
       profile::Zone z(profile::kRelu2);
       if (t.act == MlpAct::kGelu) k_.gelu_bwd_bf16(ctx_, s.act_h, s.dact_h, t.fc_h, N * F);
       else k_.swiglu_bwd_bf16(ctx_, s.act_h, s.dact_h, t.fc_h, N, F);

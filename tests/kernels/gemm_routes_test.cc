@@ -159,12 +159,12 @@ TEST(KernelGemmRoutes, MatchTheRulesTheyReplaceOnAGridOfCalls) {
                       << what;
                   ASSERT_EQ(route(GemmOp::kBf16Out, Isa::kAvx2, c), "widen to fp32, matmul, round to bf16") << what;
                   ASSERT_EQ(route(GemmOp::kBf16OutRelu2, Isa::kAvx512Bf16, c),
-                            old_bf16_out_avx512(c, "gemm_rows_bf16_avx512 (and relu2(C))",
-                                                "matmul_bf16_out_onednn, then relu2_fwd_bf16"))
+                            old_bf16_out_avx512(c, "gemm_rows_bf16_avx512 (and relu2(C) or GELU(C))",
+                                                "matmul_bf16_out_onednn, then relu2_fwd_bf16 (gelu_fwd_bf16)"))
                       << what;
                   ASSERT_EQ(route(GemmOp::kBf16OutRelu2Bwd, Isa::kAvx512Bf16, c),
-                            old_bf16_out_avx512(c, "gemm_rows_bf16_avx512 (relu2's gradient)",
-                                                "matmul_bf16_out_onednn into scratch, then relu2_bwd_bf16"))
+                            old_bf16_out_avx512(c, "gemm_rows_bf16_avx512 (relu2's or GELU's gradient)",
+                                                "matmul_bf16_out_onednn into scratch, then relu2_bwd_bf16 (gelu_bwd_bf16)"))
                       << what;
                 }
                 if (!tb && !same) {  // packed op(B): never transposed, never A's alias
@@ -242,13 +242,13 @@ std::vector<Expect> model_calls() {
   C = 512, F = 2048;
   e.push_back({"d8 bf16 q/k/v forward", kBf16, kAvx512Bf16, mk(N, C, C, false, true, 0.0f), "gemm_rows_f32_avx512"});
   e.push_back({"d8 bf16 MLP up forward, relu2(C)", kBf16OutRelu2, kAvx512Bf16, mk(N, F, C, false, true, 0.0f),
-               "gemm_rows_bf16_avx512 (and relu2(C))"});
+               "gemm_rows_bf16_avx512 (and relu2(C) or GELU(C))"});
   e.push_back({"d8 bf16 MLP down forward, relu2(fc)", kBf16Relu2, kAvx512Bf16,
                mk(N, C, F, false, true, 1.0f, 2, false, true), "relu2_fwd_bf16, then matmul_bf16_avx512"});
   e.push_back({"d8 bf16 MLP down weight gradient, relu2(fc)", kBf16Relu2, kAvx512Bf16,
                mk(C, F, N, true, false, 0.0f), "gemm_at_f32_avx512 (relu2 B)"});
   e.push_back({"d8 bf16 MLP down data gradient, relu2'", kBf16OutRelu2Bwd, kAvx512Bf16,
-               mk(N, F, C, false, false, 0.0f), "gemm_rows_bf16_avx512 (relu2's gradient)"});
+               mk(N, F, C, false, false, 0.0f), "gemm_rows_bf16_avx512 (relu2's or GELU's gradient)"});
   e.push_back({"d8 bf16 MLP up weight gradient", kBf16, kAvx512Bf16, mk(F, C, N, true, false, 1.0f),
                "gemm_at_f32_avx512"});
   e.push_back({"d8 bf16 q/k/v data gradient (fused)", kBf16, kAvx512Bf16, mk(N, C, 3 * C, false, false, 0.0f),

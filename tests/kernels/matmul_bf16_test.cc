@@ -86,9 +86,10 @@ TEST(KernelMatmulBf16Env, AllTransposesOnEnvShapes) {
 class KernelMatmulBf16Fused : public test::TableTest {};
 
 // The bf16-output GEMM with the MLP's activation in its epilogue (KernelTable's optional
-// matmul_bf16_out_relu2 and matmul_bf16_out_relu2_bwd, where the backend has them): the product
-// within bf16 rounding of the double one, and the activation, forward or backward, exactly
-// relu2_fwd_bf16 / relu2_bwd_bf16 of the product as matmul_bf16_out rounds it (the same GEMM).
+// matmul_bf16_out_relu2 and matmul_bf16_out_relu2_bwd, and the GELU pair, where the backend has
+// them): the product within bf16 rounding of the double one, and the activation, forward or
+// backward, exactly relu2_fwd_bf16 / relu2_bwd_bf16 (gelu_fwd_bf16 / gelu_bwd_bf16) of the product
+// as matmul_bf16_out rounds it (the same GEMM).
 // Shapes for our AVX-512-BF16 GEMM's paths (row tails, a column tail, one row block split by
 // columns, several blocks a thread) and for those it declines (A transposed, k odd: composed).
 TEST_P(KernelMatmulBf16Fused, MatmulBf16OutWithTheActivation) {
@@ -140,8 +141,22 @@ TEST_P(KernelMatmulBf16Fused, MatmulBf16OutWithTheActivation) {
     };
     k.matmul_bf16_out_relu2_bwd(test_ctx(), dinp.data(), x.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
     EXPECT_EQ(values(dinp), values(want)) << what;
+    const std::vector<uint16_t> x0 = x;
     k.matmul_bf16_out_relu2_bwd(test_ctx(), x.data(), x.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
     EXPECT_EQ(values(x), values(want)) << what << " (dinp over inp)";
+    // GELU's: the bits of the table's own gelu_fwd_bf16 / gelu_bwd_bf16 passes over the product.
+    if (!k.matmul_bf16_out_gelu) continue;
+    x = x0;
+    std::fill(c.begin(), c.end(), uint16_t(0x1234)), std::fill(act.begin(), act.end(), uint16_t(0x1234));
+    k.matmul_bf16_out_gelu(test_ctx(), c.data(), act.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
+    EXPECT_EQ(c, plain) << what << " (gelu)";
+    k.gelu_fwd_bf16(test_ctx(), want.data(), plain.data(), int64_t(mn));
+    EXPECT_EQ(act, want) << what << " (gelu)";
+    k.gelu_bwd_bf16(test_ctx(), want.data(), plain.data(), x.data(), int64_t(mn));
+    k.matmul_bf16_out_gelu_bwd(test_ctx(), dinp.data(), x.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
+    EXPECT_EQ(values(dinp), values(want)) << what << " (gelu's gradient)";
+    k.matmul_bf16_out_gelu_bwd(test_ctx(), x.data(), x.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb);
+    EXPECT_EQ(values(x), values(want)) << what << " (gelu's gradient over inp)";
   }
 }
 

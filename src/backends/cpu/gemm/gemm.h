@@ -48,13 +48,17 @@ void matmul_bf16_out_avx512(const ExecContext& ctx, uint16_t* c, const uint16_t*
 void matmul_bf16_out_widen(const ExecContext& ctx, uint16_t* c, const uint16_t* a, const uint16_t* b, int64_t m,
                            int64_t n, int64_t k, bool ta, bool tb);
 // KernelTable::matmul_bf16_relu2 (AMX, AVX-512-BF16), matmul_bf16_out_relu2 and
-// matmul_bf16_out_relu2_bwd (AVX-512-BF16 without AMX).
+// matmul_bf16_out_relu2_bwd, and their GELU twins (AVX-512-BF16 without AMX).
 void matmul_bf16_relu2_tiles(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m,
                              int64_t n, int64_t k, bool ta, bool tb, float beta, bool relu2_a);
 void matmul_bf16_relu2_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m,
                               int64_t n, int64_t k, bool ta, bool tb, float beta, bool relu2_a);
 void matmul_bf16_out_relu2_avx512(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* a,
                                   const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb);
+void matmul_bf16_out_gelu_avx512(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* a,
+                                 const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb);
+void matmul_bf16_out_gelu_bwd_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_t* inp, const uint16_t* a,
+                                     const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb);
 void matmul_bf16_out_relu2_bwd_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_t* inp, const uint16_t* a,
                                       const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb);
 // KernelTable::packed_b_bf16_size / pack_b_bf16 / matmul_bf16_packed_b: on AMX, op(B) in the B
@@ -111,11 +115,11 @@ bool matmul_bf16_amx(const ExecContext& ctx, void* c, int64_t ldc, bool bf16_out
 // On the AVX-512-BF16 tile (gemm_rows_avx512.cc), A (m, k) rows, multithreaded: C = A op(B)
 // rounded to bf16 (nearest even). With act, also act = bf16(relu(c)^2) of the rounded c
 // (relu2_fwd_bf16's values); with inp instead, c = bf16(2 relu(inp) bf16(A op(B))) (relu2_bwd_bf16's
-// values, the product rounded first; c may be inp). act, inp: (m, n) like c. Returns false,
-// having done nothing, for A transposed or k odd (it reads A's elements in pairs), or both act
-// and inp.
+// values, the product rounded first; c may be inp). With gelu, GELU's instead (gelu_fwd_bf16's and
+// gelu_bwd_bf16's values). act, inp: (m, n) like c. Returns false, having done nothing, for A
+// transposed or k odd (it reads A's elements in pairs), or both act and inp.
 bool gemm_rows_bf16_avx512(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a,
-                           const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb);
+                           const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool gelu = false);
 // The same GEMM with an fp32 C: C = A op(B) (a C of 8 MiB and more written past the caches), or
 // with add C += A op(B); and on op(B) already in rows_pack_b's panels (k even).
 bool gemm_rows_f32_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,

@@ -92,6 +92,20 @@ void matmul_bf16_out_relu2_avx512(const ExecContext& ctx, uint16_t* c, uint16_t*
   gemm_dispatch(GemmOp::kBf16OutRelu2, Isa::kAvx512Bf16, g);
 }
 
+void matmul_bf16_out_gelu_avx512(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* a,
+                                 const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+  GemmCall g = call(ctx, c, a, b, m, n, k, ta, tb, 0.0f);
+  g.act = act, g.gelu = true;
+  gemm_dispatch(GemmOp::kBf16OutRelu2, Isa::kAvx512Bf16, g);
+}
+
+void matmul_bf16_out_gelu_bwd_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_t* inp, const uint16_t* a,
+                                     const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+  GemmCall g = call(ctx, dinp, a, b, m, n, k, ta, tb, 0.0f);
+  g.inp = inp, g.gelu = true;
+  gemm_dispatch(GemmOp::kBf16OutRelu2Bwd, Isa::kAvx512Bf16, g);
+}
+
 void matmul_bf16_out_relu2_bwd_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_t* inp, const uint16_t* a,
                                       const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   GemmCall g = call(ctx, dinp, a, b, m, n, k, ta, tb, 0.0f);

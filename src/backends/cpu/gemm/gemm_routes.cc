@@ -174,24 +174,27 @@ constexpr GemmKernel kGemmRowsBf16{"gemm_rows_bf16_avx512", takes_pairs, kPairsT
                                                                   c.n, c.k, c.ta, c.tb);
                                    }};
 constexpr GemmKernel kGemmRowsRelu2{
-    "gemm_rows_bf16_avx512 (and relu2(C))", takes_pairs, kPairsText, [](const GemmCall& c) {
-      return gemm_rows_bf16_avx512(*c.ctx, ch(c), c.act, nullptr, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
+    "gemm_rows_bf16_avx512 (and relu2(C) or GELU(C))", takes_pairs, kPairsText, [](const GemmCall& c) {
+      return gemm_rows_bf16_avx512(*c.ctx, ch(c), c.act, nullptr, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, c.gelu);
     }};
 constexpr GemmKernel kGemmRowsRelu2Bwd{
-    "gemm_rows_bf16_avx512 (relu2's gradient)", takes_pairs, kPairsText, [](const GemmCall& c) {
-      return gemm_rows_bf16_avx512(*c.ctx, ch(c), nullptr, c.inp, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
+    "gemm_rows_bf16_avx512 (relu2's or GELU's gradient)", takes_pairs, kPairsText, [](const GemmCall& c) {
+      return gemm_rows_bf16_avx512(*c.ctx, ch(c), nullptr, c.inp, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb, c.gelu);
     }};
-constexpr GemmKernel kOnednnOutRelu2{"matmul_bf16_out_onednn, then relu2_fwd_bf16", nullptr, "", [](const GemmCall& c) {
-                                       matmul_bf16_out_onednn(*c.ctx, ch(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
-                                       relu2_fwd_bf16_avx512(*c.ctx, c.act, ch(c), c.m * c.n);
-                                       return true;
-                                     }};
+constexpr GemmKernel kOnednnOutRelu2{
+    "matmul_bf16_out_onednn, then relu2_fwd_bf16 (gelu_fwd_bf16)", nullptr, "", [](const GemmCall& c) {
+      matmul_bf16_out_onednn(*c.ctx, ch(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
+      if (c.gelu) gelu_fwd_bf16(*c.ctx, c.act, ch(c), c.m * c.n);
+      else relu2_fwd_bf16_avx512(*c.ctx, c.act, ch(c), c.m * c.n);
+      return true;
+    }};
 constexpr GemmKernel kOnednnOutRelu2Bwd{
-    "matmul_bf16_out_onednn into scratch, then relu2_bwd_bf16", nullptr, "", [](const GemmCall& c) {
+    "matmul_bf16_out_onednn into scratch, then relu2_bwd_bf16 (gelu_bwd_bf16)", nullptr, "", [](const GemmCall& c) {
       uint16_t* dout =
           static_cast<uint16_t*>(thread_scratch(*c.ctx, kScratchRelu2, size_t(c.m * c.n) * sizeof(uint16_t)));
       matmul_bf16_out_onednn(*c.ctx, dout, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
-      relu2_bwd_bf16_avx512(*c.ctx, ch(c), dout, c.inp, c.m * c.n);
+      if (c.gelu) gelu_bwd_bf16(*c.ctx, ch(c), dout, c.inp, c.m * c.n);
+      else relu2_bwd_bf16_avx512(*c.ctx, ch(c), dout, c.inp, c.m * c.n);
       return true;
     }};
 constexpr GemmKernel kWidenOut{"widen to fp32, matmul, round to bf16", nullptr, "", [](const GemmCall& c) {

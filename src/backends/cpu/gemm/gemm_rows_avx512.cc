@@ -4,8 +4,9 @@
 // AMX: the linear layers' forward products and data gradients, the head's forward and data
 // gradient (gemm_routes.cc says which). oneDNN's inner product accumulates a bf16 C in an fp32
 // buffer and converts it in a second pass; here each 8 x 32 block of C is rounded from the
-// tile's registers, and the MLP's activation, forward or backward, is applied there too, which
-// saves its own pass over memory (relu2_fwd_bf16 / relu2_bwd_bf16). An fp32 C is streamed past
+// tile's registers, and the MLP's activation (ReLU² or GELU), forward or backward, is applied
+// there too, which saves its own pass over memory (relu2_fwd_bf16 / relu2_bwd_bf16, gelu_fwd_bf16
+// / gelu_bwd_bf16). An fp32 C is streamed past
 // the caches when large, or added to. The head's weights, read by every row chunk's two
 // products, can be packed into its panels once a step (the kernel table's packed-B trio:
 // rows_pack_b, matmul_bf16_packed_b_avx512).
@@ -40,8 +41,32 @@ constexpr int64_t kBlockPairs = 1024;       // pair-rows of a k block, where an 
 
 // What a tile writes: C rounded to bf16; that and the activation relu2(C) (rounded as
 // relu2_fwd_bf16 does it, from the rounded C); the activation's gradient 2 relu(x) bf16(C) from
-// the pre-activation x (relu2_bwd_bf16's rounding), over C; C in fp32 (beta 0); or C += in fp32.
-enum class Epilogue { kBf16, kBf16Relu2, kRelu2Bwd, kF32, kF32Add };
+// the pre-activation x (relu2_bwd_bf16's rounding), over C; the same two for GELU (gelu_fwd_bf16's
+// and gelu_bwd_bf16's values); C in fp32 (beta 0); or C += in fp32.
+enum class Epilogue { kBf16, kBf16Relu2, kRelu2Bwd, kBf16Gelu, kGeluBwd, kF32, kF32Add };
+
+// GELU (tanh form) on 16 lanes with activations_cpu.cc's AVX2 numerics operation for operation
+// (gelu_tanh8, tanh8, exp8, gelu_grad8), so that the fused epilogues write the bits the table's
+// own gelu_fwd_bf16 / gelu_bwd_bf16 write. (simd_avx512.h's tanh16 divides by a reciprocal
+// estimate and a Newton step: not the same bits.)
+constexpr float kGeluC = 0.7978845608028654f, kGeluA = 0.044715f;
+inline __m512 gelu_tanh16(__m512 x) {
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  __m512 t = _mm512_mul_ps(_mm512_set1_ps(kGeluC), _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(kGeluA), x2), x, x));
+  t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(-9.0f)), _mm512_set1_ps(9.0f));
+  const __m512 e = exp16(_mm512_add_ps(t, t));
+  return _mm512_sub_ps(_mm512_set1_ps(1.0f), _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, _mm512_set1_ps(1.0f))));
+}
+inline __m512 gelu16(__m512 x) {
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), gelu_tanh16(x)));
+}
+inline __m512 gelu_grad16(__m512 x) {
+  const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), t = gelu_tanh16(x);
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  const __m512 dinner = _mm512_mul_ps(_mm512_set1_ps(kGeluC), _mm512_fmadd_ps(_mm512_set1_ps(3.0f * kGeluA), x2, one));
+  const __m512 sech2 = _mm512_fnmadd_ps(t, t, one);
+  return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_mul_ps(half, x), sech2), dinner, _mm512_mul_ps(half, _mm512_add_ps(one, t)));
+}
 
 // Where a block of tiles writes: C (bf16, or fp32 for kF32 and kF32Add), act and inp as the epilogue reads
 // and writes them, all with row stride ldc elements, at the block's first row and column.
@@ -99,7 +124,15 @@ inline void emit_row(const Out& o, int64_t r, __m512 lo, __m512 hi, __mmask32 m)
     store_masked_epi16(c, m, d);
     return;
   }
+  if constexpr (E == Epilogue::kGeluBwd) {
+    const __m512i x = load_masked_epi16(m, o.inp + off);
+    store_masked_epi16(c, m, round_pair(_mm512_mul_ps(widen_lo(v), gelu_grad16(widen_lo(x))),
+                                        _mm512_mul_ps(widen_hi(v), gelu_grad16(widen_hi(x)))));
+    return;
+  }
   store_masked_epi16(c, m, v);
+  if constexpr (E == Epilogue::kBf16Gelu)
+    store_masked_epi16(o.act + off, m, round_pair(gelu16(widen_lo(v)), gelu16(widen_hi(v))));
   if constexpr (E == Epilogue::kBf16Relu2) {
     const __m512 rlo = _mm512_max_ps(widen_lo(v), zero), rhi = _mm512_max_ps(widen_hi(v), zero);
     store_masked_epi16(o.act + off, m, round_pair(_mm512_mul_ps(rlo, rlo), _mm512_mul_ps(rhi, rhi)));
@@ -277,10 +310,12 @@ void run(const ExecContext& ctx, const Out& out, const uint16_t* a, const uint16
 }  // namespace
 
 bool gemm_rows_bf16_avx512(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* inp, const uint16_t* a,
-                           const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+                           const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool gelu) {
   if (ta || m < 1 || n < 1 || k < 2 || k % 2 != 0 || (act && inp)) return false;
   const Out out{c, act, inp, n, false};
-  if (inp) run<Epilogue::kRelu2Bwd>(ctx, out, a, b, m, n, k, tb);
+  if (inp && gelu) run<Epilogue::kGeluBwd>(ctx, out, a, b, m, n, k, tb);
+  else if (inp) run<Epilogue::kRelu2Bwd>(ctx, out, a, b, m, n, k, tb);
+  else if (act && gelu) run<Epilogue::kBf16Gelu>(ctx, out, a, b, m, n, k, tb);
   else if (act) run<Epilogue::kBf16Relu2>(ctx, out, a, b, m, n, k, tb);
   else run<Epilogue::kBf16>(ctx, out, a, b, m, n, k, tb);
   return true;
