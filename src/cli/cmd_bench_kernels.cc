@@ -147,6 +147,13 @@ void bench_matmul_variants(KernelRows& r, const Mm& s, double fl, double bf16_by
     }),
              fl, bf16_bytes, pbf16);
   }
+  if (s.relu2 && s.ta && k.matmul_bf16_gelu) {  // the same for GELU's weight gradient (--mlp gelu)
+    std::snprintf(name, sizeof name, "  gelu(B) read: %s", s.what);
+    r.report(name, r.time([&] {
+      k.matmul_bf16_gelu(ctx, cbuf.data(), ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb, 0.0f, false);
+    }),
+             fl, bf16_bytes, pbf16);
+  }
   if ((amx || bf16) && r.onednn) {  // our GEMMs take some of these products: oneDNN's beside them
     std::snprintf(name, sizeof name, "  oneDNN bf16 %s", s.what);
     r.report(name, r.time([&] {

@@ -59,6 +59,7 @@ std::vector<std::pair<Entry, bool>> optional_ops(const KernelTable& t) {
           {entry("matmul_bf16_relu2", t.matmul_bf16_relu2), c.matmul_bf16_relu2},
           {entry("matmul_bf16_out_relu2", t.matmul_bf16_out_relu2), c.matmul_bf16_out_relu2},
           {entry("matmul_bf16_out_relu2_bwd", t.matmul_bf16_out_relu2_bwd), c.matmul_bf16_out_relu2},
+          {entry("matmul_bf16_gelu", t.matmul_bf16_gelu), c.matmul_bf16_out_gelu},
           {entry("matmul_bf16_out_gelu", t.matmul_bf16_out_gelu), c.matmul_bf16_out_gelu},
           {entry("matmul_bf16_out_gelu_bwd", t.matmul_bf16_out_gelu_bwd), c.matmul_bf16_out_gelu},
           {entry("newton_schulz_bf16", t.newton_schulz_bf16), c.newton_schulz_bf16},

@@ -39,7 +39,7 @@ struct KernelTable {
     bool fp32 = false, bf16 = false;
     bool matmul_relu2 = false, matmul_bf16_relu2 = false;
     bool matmul_bf16_out_relu2 = false;  // with matmul_bf16_out_relu2_bwd
-    bool matmul_bf16_out_gelu = false;   // with matmul_bf16_out_gelu_bwd
+    bool matmul_bf16_out_gelu = false;   // with matmul_bf16_gelu and matmul_bf16_out_gelu_bwd
     bool newton_schulz_bf16 = false, symmetric_product_f32 = false;
     bool packed_b_bf16 = false;  // packed_b_bf16_size, pack_b_bf16 and matmul_bf16_packed_b
   };
@@ -204,8 +204,11 @@ struct KernelTable {
   void (*matmul_bf16_out_relu2_bwd)(const ExecContext& ctx, uint16_t* dinp, const uint16_t* inp, const uint16_t* a,
                                     const uint16_t* b, int64_t m, int64_t n, int64_t k, bool trans_a,
                                     bool trans_b) = nullptr;
-  // The same two for GELU: act = gelu_fwd_bf16(c), and dinp = gelu_bwd_bf16 of the product and
-  // inp (null: the caller runs gelu_fwd_bf16 / gelu_bwd_bf16 passes of their own).
+  // The same three for GELU: matmul_bf16 with one operand read through gelu_fwd_bf16; act =
+  // gelu_fwd_bf16(c); and dinp = gelu_bwd_bf16 of the product and inp (null: the caller runs
+  // gelu_fwd_bf16 / gelu_bwd_bf16 passes of their own).
+  void (*matmul_bf16_gelu)(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m,
+                           int64_t n, int64_t k, bool trans_a, bool trans_b, float beta, bool gelu_a) = nullptr;
   void (*matmul_bf16_out_gelu)(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* a,
                                const uint16_t* b, int64_t m, int64_t n, int64_t k, bool trans_a,
                                bool trans_b) = nullptr;

@@ -92,10 +92,11 @@ class Bf16Ops final : public PrecisionOps {
   }
 
   // GELU and SwiGLU: the products in bf16 with the activation's own pass between them, except
-  // GELU's where the backend applies it in the products' epilogues (matmul_bf16_out_gelu{,_bwd}:
-  // the up product writes the activation, the down product's data gradient the pre-activation's
-  // gradient); act_h holds the activation (N, F), then the pre-activation's gradient (N, F or 2F);
-  // dact_h the down product's data gradient where that is not fused.
+  // GELU's where the backend fuses it into the products (matmul_bf16_out_gelu{,_bwd},
+  // matmul_bf16_gelu: the up product writes the activation, the down product's weight gradient
+  // reads it from fc as it packs, its data gradient writes the pre-activation's gradient); act_h
+  // holds the activation (N, F), then the pre-activation's gradient (N, F or 2F); dact_h the down
+  // product's data gradient where that is not fused.
   void activation(uint16_t* act, const MlpTensors& t) const {
     profile::Zone z(profile::kRelu2);
     if (t.act == MlpAct::kGelu) k_.gelu_fwd_bf16(ctx_, act, t.fc_h, t.n * t.f);
@@ -115,10 +116,11 @@ class Bf16Ops final : public PrecisionOps {
   void other_mlp_bwd(float* dln, float* dwfc, float* dwproj, Operand dx, const MlpTensors& t, const MlpScratch& s,
                      float beta_w) const {
     const int64_t N = t.n, C = t.c, F = t.f, FI = t.fin();
-    activation(s.act_h, t);  // recomputed rather than stored
+    if (!gelu_fused(t)) activation(s.act_h, t);  // recomputed rather than stored
     {
       profile::Zone z(profile::kMlpDown);
-      k_.matmul_bf16(ctx_, dwproj, dx.h, s.act_h, C, F, N, true, false, beta_w);
+      if (gelu_fused(t)) k_.matmul_bf16_gelu(ctx_, dwproj, dx.h, t.fc_h, C, F, N, true, false, beta_w, false);
+      else k_.matmul_bf16(ctx_, dwproj, dx.h, s.act_h, C, F, N, true, false, beta_w);
       if (gelu_fused(t)) k_.matmul_bf16_out_gelu_bwd(ctx_, s.act_h, t.fc_h, dx.h, t.wproj.h, N, F, C, false, false);
       else k_.matmul_bf16_out(ctx_, s.dact_h, dx.h, t.wproj.h, N, F, C, false, false);
     }

@@ -214,7 +214,8 @@ TEST_P(KernelMatmulBf16Fused, MatmulBf16PackedB) {
 // the activation written out (relu2_fwd_bf16's values), every transpose, either operand, shapes
 // that compose (small) and that our AMX GEMM takes (m >= 1024; A^T B over 4096 and more); those
 // also exactly equal to the AMX GEMM on the written-out activation, and without AMX the weight
-// gradient's pattern (A^T B, relu2(B), beta 0 or 1) to our A^T B GEMM on it.
+// gradient's pattern (A^T B, relu2(B), beta 0 or 1) to our A^T B GEMM on it. The same for GELU
+// (matmul_bf16_gelu) where the table has it.
 TEST_P(KernelMatmulBf16Fused, MatmulBf16Relu2ReadsTheActivation) {
   const KernelTable& k = kt();
   if (!k.matmul_bf16_relu2) GTEST_SKIP() << "the " << k.name << " backend has no fused matmul_bf16_relu2";
@@ -257,6 +258,23 @@ TEST_P(KernelMatmulBf16Fused, MatmulBf16Relu2ReadsTheActivation) {
       std::vector<float> at = c0;
       ASSERT_TRUE(cpu::gemm_at_f32_avx512(test_ctx(), at.data(), ea, eb, cs.m, cs.n, cs.k, cs.beta == 1.0f));
       EXPECT_EQ(got, at) << what;
+    }
+    // GELU's twin: against double on the table's own gelu_fwd_bf16 written out, and bitwise our
+    // A^T B GEMM on it (its composed form runs that pass, then the plain product).
+    if (!k.matmul_bf16_gelu) continue;
+    k.gelu_fwd_bf16(test_ctx(), act.data(), cs.relu2_a ? a.data() : b.data(), int64_t(act.size()));
+    got = c0;
+    k.matmul_bf16_gelu(test_ctx(), got.data(), a.data(), b.data(), cs.m, cs.n, cs.k, cs.ta, cs.tb, cs.beta, cs.relu2_a);
+    if (cs.vs_double) {
+      Vec want(c0.size());
+      for (size_t i = 0; i < want.size(); ++i) want[i] = cs.beta * double(c0[i]);
+      ref::matmul_bf16<double>(want.data(), ea, eb, cs.m, cs.n, cs.k, cs.ta, cs.tb, 1.0);
+      EXPECT_LT(rel_err(to_f64(got.data(), got.size()), want), 1e-5) << what << " (gelu)";
+    }
+    if (cs.ta && !cs.tb && !cs.relu2_a && (cs.beta == 0.0f || cs.beta == 1.0f)) {
+      std::vector<float> at = c0;
+      ASSERT_TRUE(cpu::gemm_at_f32_avx512(test_ctx(), at.data(), ea, eb, cs.m, cs.n, cs.k, cs.beta == 1.0f));
+      EXPECT_EQ(got, at) << what << " (gelu)";
     }
   }
 }

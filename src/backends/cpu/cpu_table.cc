@@ -79,6 +79,7 @@ KernelTable make_cpu_table(CpuIsa isa) {
       .matmul_relu2 = when(avx512, cpu::matmul_relu2_avx512),
       .matmul_bf16_out_relu2 = when(bf16 && !amx, cpu::matmul_bf16_out_relu2_avx512),
       .matmul_bf16_out_relu2_bwd = when(bf16 && !amx, cpu::matmul_bf16_out_relu2_bwd_avx512),
+      .matmul_bf16_gelu = when(bf16 && !amx, cpu::matmul_bf16_gelu_avx512),
       .matmul_bf16_out_gelu = when(bf16 && !amx, cpu::matmul_bf16_out_gelu_avx512),
       .matmul_bf16_out_gelu_bwd = when(bf16 && !amx, cpu::matmul_bf16_out_gelu_bwd_avx512),
       .newton_schulz_bf16 = amx ? cpu::newton_schulz_bf16_amx : when(bf16, cpu::newton_schulz_bf16_avx512),

@@ -116,6 +116,34 @@ inline __m512i relu2_bf16x32(__m512i x) {
   const __m512 hi = _mm512_max_ps(widen_bf16x16(_mm512_extracti64x4_epi64(x, 1)), zero);
   return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_mul_ps(hi, hi), _mm512_mul_ps(lo, lo)));
 }
+// GELU (tanh form) on 16 lanes with activations_cpu.cc's AVX2 numerics operation for operation
+// (gelu_tanh8, tanh8, exp8, gelu_grad8), so that the fused epilogues write the bits the table's
+// own gelu_fwd_bf16 / gelu_bwd_bf16 write. (tanh16 above divides by a reciprocal
+// estimate and a Newton step: not the same bits.)
+inline constexpr float kGeluTanhC = 0.7978845608028654f, kGeluTanhA = 0.044715f;
+inline __m512 gelu_tanh16(__m512 x) {
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  __m512 t = _mm512_mul_ps(_mm512_set1_ps(kGeluTanhC), _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(kGeluTanhA), x2), x, x));
+  t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(-9.0f)), _mm512_set1_ps(9.0f));
+  const __m512 e = exp16(_mm512_add_ps(t, t));
+  return _mm512_sub_ps(_mm512_set1_ps(1.0f), _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, _mm512_set1_ps(1.0f))));
+}
+inline __m512 gelu16(__m512 x) {
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), gelu_tanh16(x)));
+}
+inline __m512 gelu_grad16(__m512 x) {
+  const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), t = gelu_tanh16(x);
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  const __m512 dinner = _mm512_mul_ps(_mm512_set1_ps(kGeluTanhC), _mm512_fmadd_ps(_mm512_set1_ps(3.0f * kGeluTanhA), x2, one));
+  const __m512 sech2 = _mm512_fnmadd_ps(t, t, one);
+  return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_mul_ps(half, x), sech2), dinner, _mm512_mul_ps(half, _mm512_add_ps(one, t)));
+}
+// 32 bf16 values through GELU, rounded back to bf16 (gelu_fwd_bf16's values).
+inline __m512i gelu_bf16x32(__m512i x) {
+  const __m512 lo = gelu16(widen_bf16x16(_mm512_castsi512_si256(x)));
+  const __m512 hi = gelu16(widen_bf16x16(_mm512_extracti64x4_epi64(x, 1)));
+  return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));
+}
 // Two rows of 16 floats rounded to bf16 and interleaved into 16 pairs (r0[j], r1[j]): a row of
 // an AMX (or AVX-512-BF16) B operand, pairs along k.
 inline __m512i interleave_bf16(__m512 r0, __m512 r1) {

@@ -55,6 +55,8 @@ void matmul_bf16_relu2_avx512(const ExecContext& ctx, float* c, const uint16_t* 
                               int64_t n, int64_t k, bool ta, bool tb, float beta, bool relu2_a);
 void matmul_bf16_out_relu2_avx512(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* a,
                                   const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb);
+void matmul_bf16_gelu_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m,
+                             int64_t n, int64_t k, bool ta, bool tb, float beta, bool gelu_a);
 void matmul_bf16_out_gelu_avx512(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* a,
                                  const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb);
 void matmul_bf16_out_gelu_bwd_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_t* inp, const uint16_t* a,
@@ -131,10 +133,10 @@ void matmul_bf16_onednn_rows_packed(const ExecContext& ctx, float* c, const uint
                                     int64_t m, int64_t n, int64_t k, bool ta, float beta);
 // For A transposed (gemm_at_avx512.cc), the weight gradients: C (m, n) = A^T B, or with add C +=
 // A^T B; A (k, m) and B (k, n) bf16 rows; with relu2_b, B's values are relu2_fwd_bf16's
-// bf16(relu(x)²) of the x stored (applied as B is packed). Returns false, having done nothing,
-// where k is odd (it reads A's and B's rows in pairs).
+// bf16(relu(x)²) of the x stored (applied as B is packed), or with gelu too gelu_fwd_bf16's.
+// Returns false, having done nothing, where k is odd (it reads A's and B's rows in pairs).
 bool gemm_at_f32_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                        int64_t k, bool add, bool relu2_b = false);
+                        int64_t k, bool add, bool relu2_b = false, bool gelu = false);
 
 // ---- Our fp32 GEMMs on the AVX-512 pair tile, on the region's threads. ----
 // C = A B^T, or with add C += A B^T, A (m, k) and B (n, k) rows; C = or += A B, A (m, k) and B

@@ -35,14 +35,18 @@ constexpr int64_t kGroup = 4 * kStrip;      // columns of A packed together: a 6
 constexpr int64_t kBlockBytes = 512 << 10;  // the packed block of B, at most
 constexpr int64_t kAhead = 2;               // slices a fetch runs ahead (Next)
 
+// How an operand is read: as stored, or through the MLP's activation from its pre-activation
+// (relu2_fwd_bf16's bf16(relu(x)²), or gelu_fwd_bf16's values), so that no pass writes the
+// activation out first.
+enum class Act { kNone, kRelu2, kGelu };
+
 // The packers' reading: for each pair-row kk of rows k0 .. k0 + kb (kb even; ld elements apart)
 // and each 32 columns from j of 0 .. cols - 1, emit(kk, j, v0, v1) with the two rows' 32
-// elements there (zeros past cols), or with relu2 their bf16(relu(x)²) (relu2_fwd_bf16's: the
-// MLP's activation read from its pre-activation, so that no pass writes it out first). Row by
-// row, so that the rows are read front to back (32 columns at a time down the rows, they missed
-// the caches line by line).
+// elements there, through `act` (zeros past cols: both activations keep 0). Row by row, so that
+// the rows are read front to back (32 columns at a time down the rows, they missed the caches
+// line by line).
 template <class Emit>
-void for_row_pairs(const uint16_t* x, int64_t ld, int64_t cols, int64_t k0, int64_t kb, bool relu2, Emit&& emit) {
+void for_row_pairs(const uint16_t* x, int64_t ld, int64_t cols, int64_t k0, int64_t kb, Act act, Emit&& emit) {
   static_assert(kGroup == kPanel, "one reading for both packers");
   for (int64_t kk = 0; kk < kb / 2; ++kk) {
     const uint16_t* const r0 = x + (k0 + 2 * kk) * ld;
@@ -50,7 +54,8 @@ void for_row_pairs(const uint16_t* x, int64_t ld, int64_t cols, int64_t k0, int6
     for (int64_t j = 0; j < cols; j += kPanel) {
       const __mmask32 msk = lanes32(cols - j);
       const __m512i v0 = load_masked_epi16(msk, r0 + j), v1 = load_masked_epi16(msk, r1 + j);
-      if (relu2) emit(kk, j, relu2_bf16x32(v0), relu2_bf16x32(v1));  // (relu²(0) = 0 past cols)
+      if (act == Act::kRelu2) emit(kk, j, relu2_bf16x32(v0), relu2_bf16x32(v1));
+      else if (act == Act::kGelu) emit(kk, j, gelu_bf16x32(v0), gelu_bf16x32(v1));
       else emit(kk, j, v0, v1);
     }
   }
@@ -60,9 +65,9 @@ void for_row_pairs(const uint16_t* x, int64_t ld, int64_t cols, int64_t k0, int6
 // + g kb 32: four strips of kb / 2 pair-rows, strip s at + s kb 8, its pair-row kk holding the
 // pairs (A(k0 + 2 kk, i), A(k0 + 2 kk + 1, i)) for i = 32 g + 8 s .. 32 g + 8 s + 7 (zeros past
 // cols), 16 elements.
-void pack_a(uint16_t* dst, const uint16_t* a, int64_t ld, int64_t cols, int64_t k0, int64_t kb, bool relu2) {
+void pack_a(uint16_t* dst, const uint16_t* a, int64_t ld, int64_t cols, int64_t k0, int64_t kb, Act act) {
   const int64_t strip = kb * kStrip;
-  for_row_pairs(a, ld, cols, k0, kb, relu2, [&](int64_t kk, int64_t j, __m512i v0, __m512i v1) {
+  for_row_pairs(a, ld, cols, k0, kb, act, [&](int64_t kk, int64_t j, __m512i v0, __m512i v1) {
     const __m512i lo = interleave_bf16_rows(v0, v1, 0), hi = interleave_bf16_rows(v0, v1, 1);
     uint16_t* const d = dst + j * kb + kk * 2 * kStrip;
     _mm256_store_si256(reinterpret_cast<__m256i*>(d), _mm512_castsi512_si256(lo));
@@ -74,8 +79,8 @@ void pack_a(uint16_t* dst, const uint16_t* a, int64_t ld, int64_t cols, int64_t 
 
 // Columns 0 .. cols - 1 of B's rows k0 .. k0 + kb packed in panels of 32 columns, panel p at dst +
 // p kb 32: kb / 2 pair-rows of 32 pairs (zeros past cols).
-void pack_b(uint16_t* dst, const uint16_t* b, int64_t ld, int64_t cols, int64_t k0, int64_t kb, bool relu2) {
-  for_row_pairs(b, ld, cols, k0, kb, relu2, [&](int64_t kk, int64_t j, __m512i v0, __m512i v1) {
+void pack_b(uint16_t* dst, const uint16_t* b, int64_t ld, int64_t cols, int64_t k0, int64_t kb, Act act) {
+  for_row_pairs(b, ld, cols, k0, kb, act, [&](int64_t kk, int64_t j, __m512i v0, __m512i v1) {
     uint16_t* const d = dst + j * kb + kk * 2 * kPanel;
     _mm512_store_si512(d, interleave_bf16_rows(v0, v1, 0));
     _mm512_store_si512(d + kPanel, interleave_bf16_rows(v0, v1, 1));
@@ -142,9 +147,9 @@ struct Next {
 // then takes groups of 32 rows of C from the block's StealRanges (its own range of groups first,
 // then the other threads' leftovers) and runs each against every panel. A barrier ends each
 // block, so that no two threads hold one group of C in different blocks. C's row i is at
-// c + i n. relu2_a, relu2_b: that operand is read through the MLP's activation (for_row_pairs).
+// c + i n. act_a, act_b: how each operand is read (for_row_pairs).
 void run_rows(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n, int64_t k,
-              int64_t kc, StealRanges* ranges, bool add, bool relu2_a, bool relu2_b) {
+              int64_t kc, StealRanges* ranges, bool add, Act act_a, Act act_b) {
   const int t = omp_get_thread_num();
   const int64_t panels = (n + kPanel - 1) / kPanel;
   const int64_t g0 = ranges[0].first(t), g1 = ranges[0].end(t);  // the thread's own range (every block's)
@@ -154,7 +159,7 @@ void run_rows(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_
   for (int64_t k0 = 0, block = 0; k0 < k; k0 += kc, ++block) {
     const int64_t kb = k - k0 < kc ? k - k0 : kc;
     const bool load = add || k0 > 0;
-    pack_b(bp, b, n, n, k0, kb, relu2_b);
+    pack_b(bp, b, n, n, k0, kb, act_b);
     // The next block of B (whole rows) is fetched during the last quarter of this block's own
     // groups (earlier, the block's traffic through L2 would evict it before use).
     const int64_t tail = (g1 - g0 + 3) / 4;
@@ -165,7 +170,7 @@ void run_rows(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_
     }
     int64_t qb = 0;
     for (int64_t g; (g = ranges[block].next(t)) >= 0;) {
-      pack_a(ap, a + kGroup * g, m, m - kGroup * g < kGroup ? m - kGroup * g : kGroup, k0, kb, relu2_a);
+      pack_a(ap, a + kGroup * g, m, m - kGroup * g < kGroup ? m - kGroup * g : kGroup, k0, kb, act_a);
       const int64_t strips = (m - kGroup * g + kStrip - 1) / kStrip < 4 ? (m - kGroup * g + kStrip - 1) / kStrip : 4;
       const int64_t tiles = strips * panels;
       const bool own = g >= g0 && g < g1;
@@ -225,7 +230,8 @@ int64_t block_rows(int64_t n, int64_t k) {
 }  // namespace
 
 bool gemm_at_f32_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m, int64_t n,
-                        int64_t k, bool add, bool relu2_b) {
+                        int64_t k, bool add, bool relu2_b, bool gelu) {
+  const Act act = !relu2_b ? Act::kNone : gelu ? Act::kGelu : Act::kRelu2;
   if (m < 1 || n < 1 || k < 2 || k % 2 != 0) return false;
   // C wider than tall (c_proj's gradient): C^T = B^T A, taller than wide, by the same product into
   // scratch, then transposed into C. The transpose reads and writes C once; the product loads and
@@ -247,8 +253,8 @@ bool gemm_at_f32_avx512(const ExecContext& ctx, float* c, const uint16_t* a, con
 #pragma omp parallel num_threads(ctx.threads())
   {
     profile::WorkZone work("gemm at");
-    run_rows(ctx, wide ? ct : c, pa, pb, rows, cols, k, kc, ranges.data(), add && !wide, wide ? relu2_b : false,
-             wide ? false : relu2_b);
+    run_rows(ctx, wide ? ct : c, pa, pb, rows, cols, k, kc, ranges.data(), add && !wide, wide ? act : Act::kNone,
+             wide ? Act::kNone : act);
     if (wide) {  // (run_rows ends with a barrier: C^T is whole)
       const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
       const int64_t r0 = kGroup * (groups * t / nt), r1 = std::min(rows, kGroup * (groups * (t + 1) / nt));

@@ -85,6 +85,13 @@ void matmul_bf16_relu2_avx512(const ExecContext& ctx, float* c, const uint16_t* 
   gemm_dispatch(GemmOp::kBf16Relu2, Isa::kAvx512Bf16, g);
 }
 
+void matmul_bf16_gelu_avx512(const ExecContext& ctx, float* c, const uint16_t* a, const uint16_t* b, int64_t m,
+                             int64_t n, int64_t k, bool ta, bool tb, float beta, bool gelu_a) {
+  GemmCall g = call(ctx, c, a, b, m, n, k, ta, tb, beta);
+  g.relu2_a = gelu_a, g.gelu = true;
+  gemm_dispatch(GemmOp::kBf16Relu2, Isa::kAvx512Bf16, g);
+}
+
 void matmul_bf16_out_relu2_avx512(const ExecContext& ctx, uint16_t* c, uint16_t* act, const uint16_t* a,
                                   const uint16_t* b, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   GemmCall g = call(ctx, c, a, b, m, n, k, ta, tb, 0.0f);

@@ -137,7 +137,8 @@ constexpr GemmKernel kGemmAt{"gemm_at_f32_avx512", takes_pairs, kPairsText, [](c
                                return gemm_at_f32_avx512(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, add(c));
                              }};
 constexpr GemmKernel kGemmAtRelu2{"gemm_at_f32_avx512 (relu2 B)", takes_pairs, kPairsText, [](const GemmCall& c) {
-                                    return gemm_at_f32_avx512(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, add(c), true);
+                                    return gemm_at_f32_avx512(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, add(c), true,
+                                                              c.gelu);
                                   }};
 constexpr GemmKernel kGemmRowsF32{"gemm_rows_f32_avx512", takes_pairs, kPairsText, [](const GemmCall& c) {
                                     return gemm_rows_f32_avx512(*c.ctx, cf(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb,
@@ -160,8 +161,8 @@ constexpr GemmKernel kRelu2ThenTiles{"relu2_fwd_bf16, then matmul_bf16_tiles", n
                                        return relu2_then_matmul<uint16_t>(c, relu2_fwd_bf16_avx512, matmul_bf16_tiles);
                                      }};
 constexpr GemmKernel kRelu2ThenAvx512{"relu2_fwd_bf16, then matmul_bf16_avx512", nullptr, "", [](const GemmCall& c) {
-                                        return relu2_then_matmul<uint16_t>(c, relu2_fwd_bf16_avx512,
-                                                                           matmul_bf16_avx512);
+                                        return relu2_then_matmul<uint16_t>(
+                                            c, c.gelu ? gelu_fwd_bf16 : relu2_fwd_bf16_avx512, matmul_bf16_avx512);
                                       }};
 
 // bf16 C.

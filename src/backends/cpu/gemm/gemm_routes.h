@@ -17,7 +17,7 @@ enum class GemmOp : uint8_t {
   kF32,              // C = op(A) op(B) + beta C, fp32
   kF32Relu2,         // the same with one operand read through relu2 (KernelTable::matmul_relu2)
   kBf16,             // bf16 operands, fp32 C (KernelTable::matmul_bf16)
-  kBf16Relu2,        // the same with one operand read through relu2
+  kBf16Relu2,        // the same with one operand read through relu2 (GELU where the call says gelu)
   kBf16Out,          // bf16 operands, bf16 C (beta 0)
   kBf16OutRelu2,     // and relu2(C) written beside it (GELU's where the call says gelu)
   kBf16OutRelu2Bwd,  // C = relu2's (GELU's) gradient of the product, from the pre-activation
@@ -42,7 +42,7 @@ struct GemmCall {
   bool relu2_a = false;           // kF32Relu2, kBf16Relu2: A (else B) is read through relu2
   uint16_t* act = nullptr;        // kBf16OutRelu2: relu2(C) goes there
   const uint16_t* inp = nullptr;  // kBf16OutRelu2Bwd: the pre-activation
-  bool gelu = false;              // kBf16OutRelu2{,Bwd}: the activation is GELU, not relu2
+  bool gelu = false;              // kBf16Relu2 at kAvx512Bf16, kBf16OutRelu2{,Bwd}: GELU, not relu2
   int threads = 1;                // ctx->threads(): the routes' conditions read it
   const ExecContext* ctx = nullptr;  // what the kernels run with (null only where no route runs)
 };

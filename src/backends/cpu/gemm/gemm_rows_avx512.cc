@@ -45,28 +45,6 @@ constexpr int64_t kBlockPairs = 1024;       // pair-rows of a k block, where an 
 // and gelu_bwd_bf16's values); C in fp32 (beta 0); or C += in fp32.
 enum class Epilogue { kBf16, kBf16Relu2, kRelu2Bwd, kBf16Gelu, kGeluBwd, kF32, kF32Add };
 
-// GELU (tanh form) on 16 lanes with activations_cpu.cc's AVX2 numerics operation for operation
-// (gelu_tanh8, tanh8, exp8, gelu_grad8), so that the fused epilogues write the bits the table's
-// own gelu_fwd_bf16 / gelu_bwd_bf16 write. (simd_avx512.h's tanh16 divides by a reciprocal
-// estimate and a Newton step: not the same bits.)
-constexpr float kGeluC = 0.7978845608028654f, kGeluA = 0.044715f;
-inline __m512 gelu_tanh16(__m512 x) {
-  const __m512 x2 = _mm512_mul_ps(x, x);
-  __m512 t = _mm512_mul_ps(_mm512_set1_ps(kGeluC), _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(kGeluA), x2), x, x));
-  t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(-9.0f)), _mm512_set1_ps(9.0f));
-  const __m512 e = exp16(_mm512_add_ps(t, t));
-  return _mm512_sub_ps(_mm512_set1_ps(1.0f), _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, _mm512_set1_ps(1.0f))));
-}
-inline __m512 gelu16(__m512 x) {
-  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), gelu_tanh16(x)));
-}
-inline __m512 gelu_grad16(__m512 x) {
-  const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), t = gelu_tanh16(x);
-  const __m512 x2 = _mm512_mul_ps(x, x);
-  const __m512 dinner = _mm512_mul_ps(_mm512_set1_ps(kGeluC), _mm512_fmadd_ps(_mm512_set1_ps(3.0f * kGeluA), x2, one));
-  const __m512 sech2 = _mm512_fnmadd_ps(t, t, one);
-  return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_mul_ps(half, x), sech2), dinner, _mm512_mul_ps(half, _mm512_add_ps(one, t)));
-}
 
 // Where a block of tiles writes: C (bf16, or fp32 for kF32 and kF32Add), act and inp as the epilogue reads
 // and writes them, all with row stride ldc elements, at the block's first row and column.
