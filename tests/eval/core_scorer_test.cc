@@ -228,28 +228,6 @@ TEST(FastScorer, MatchesEveryVariant) {
     }
 }
 
-// The cached runs with the variants: the smear's previous token and the windows reach across
-// the pieces.
-TEST(SegmentForward, CachedPiecesEqualOneRunWithEveryVariant) {
-  const ModelConfig c = variant_configs().back().second;
-  auto m = random_model(c, cpu_kernels(), 33);
-  Rng r(8);
-  const auto tokens = random_tokens(r, c.seq_len, c.vocab_size);
-  SegmentForward whole(c, m->params().views(), m->kernels(), m->rope_cos(), m->rope_sin(), c.seq_len);
-  const float* ref = whole.run(tokens.data(), {Segment{0, c.seq_len, 0, 0}}, c.seq_len);
-  const std::vector<double> expected(ref, ref + c.seq_len * c.d_model);
-  SegmentForward pieces(c, m->params().views(), m->kernels(), m->rope_cos(), m->rope_sin(), 12);
-  KvCache cache;
-  pieces.init_cache(cache);
-  int64_t at = 0;
-  for (int64_t n : {5, 1, 12, 3, 11}) {
-    const float* got = pieces.run_cached(tokens.data() + at, n, cache);
-    for (int64_t i = 0; i < n * c.d_model; ++i)
-      ASSERT_NEAR(got[i], expected[size_t(at * c.d_model + i)], 1e-4) << "row " << at + i / c.d_model;
-    at += n;
-  }
-}
-
 TEST(FastScorer, MatchesOnTheReferenceTable) {
   const ModelConfig c = small();
   auto m = random_model(c, ref_kernels(), 9);
@@ -433,12 +411,12 @@ TEST(FastScorer, TiesMadeByTheCapGoToTheLowestIndex) {
   EXPECT_FALSE(out[1][0].greedy_match);
 }
 
-// The sampler's cached runs: a sequence fed in pieces (several rows after a cache, one row, a
-// piece longer than a query block) gives the activations of one whole-sequence run.
-TEST(SegmentForward, CachedPiecesEqualOneRun) {
-  const ModelConfig c = small();
-  auto m = random_model(c, cpu_kernels(), 31);
-  Rng r(9);
+// The cached runs: a sequence fed in pieces (several rows after a cache, one row, a piece longer
+// than a query block) gives the activations of one whole-sequence run; with every variant, the
+// smear's previous token and the windows reach across the pieces.
+void expect_cached_pieces_equal_one_run(const ModelConfig& c, uint64_t seed) {
+  auto m = random_model(c, cpu_kernels(), seed);
+  Rng r(seed + 1);
   const auto tokens = random_tokens(r, c.seq_len, c.vocab_size);
   SegmentForward whole(c, m->params().views(), m->kernels(), m->rope_cos(), m->rope_sin(), c.seq_len);
   const float* ref = whole.run(tokens.data(), {Segment{0, c.seq_len, 0, 0}}, c.seq_len);
@@ -454,6 +432,12 @@ TEST(SegmentForward, CachedPiecesEqualOneRun) {
     at += n;
   }
   EXPECT_EQ(cache.len, c.seq_len);
+}
+
+TEST(SegmentForward, CachedPiecesEqualOneRun) { expect_cached_pieces_equal_one_run(small(), 31); }
+
+TEST(SegmentForward, CachedPiecesEqualOneRunWithEveryVariant) {
+  expect_cached_pieces_equal_one_run(variant_configs().back().second, 33);
 }
 
 TEST(FastScorer, RefusesCandidatesItCannotScore) {
