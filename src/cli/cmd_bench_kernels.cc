@@ -77,6 +77,44 @@ struct Mm {
   bool relu2 = false;     // the bf16 step reads relu²(fc) through the product (matmul_bf16_relu2)
 };
 
+// The bf16-C product with the MLP's activation, forward or backward, in its epilogue (the up
+// product and the down product's data gradient, as the bf16 step runs them).
+void bench_activation_epilogues(KernelRows& r, const Mm& s, double fl, double bf16_bytes) {
+  const KernelTable& k = r.k;
+  const ExecContext& ctx = r.ctx;
+  const double pbf16 = r.peaks.bf16_gflops;
+  auto &ah = r.ah, &bh = r.bh;
+  char name[96];
+  uint16_t* const c_h = reinterpret_cast<uint16_t*>(r.cbuf.data());
+  uint16_t* const act_h = c_h + s.m * s.n;  // (cbuf holds m n floats: room for two bf16 C)
+  if (s.bf16_out && s.tb && k.matmul_bf16_out_relu2) {  // the up product writing relu²(fc) too
+    std::snprintf(name, sizeof name, "  bf16 C + relu2: %s", s.what);
+    r.report(name,
+             r.time([&] { k.matmul_bf16_out_relu2(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
+             fl, bf16_bytes, pbf16);
+  }
+  if (s.bf16_out && !s.tb && k.matmul_bf16_out_relu2_bwd) {  // relu²'s gradient out of the product
+    std::snprintf(name, sizeof name, "  bf16 C + relu2 bwd: %s", s.what);
+    r.report(name, r.time([&] {
+      k.matmul_bf16_out_relu2_bwd(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
+    }),
+             fl, bf16_bytes, pbf16);
+  }
+  if (s.bf16_out && s.tb && k.matmul_bf16_out_gelu) {  // the same with GELU (--mlp gelu)
+    std::snprintf(name, sizeof name, "  bf16 C + gelu: %s", s.what);
+    r.report(name,
+             r.time([&] { k.matmul_bf16_out_gelu(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
+             fl, bf16_bytes, pbf16);
+  }
+  if (s.bf16_out && !s.tb && k.matmul_bf16_out_gelu_bwd) {
+    std::snprintf(name, sizeof name, "  bf16 C + gelu bwd: %s", s.what);
+    r.report(name, r.time([&] {
+      k.matmul_bf16_out_gelu_bwd(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
+    }),
+             fl, bf16_bytes, pbf16);
+  }
+}
+
 // The indented rows under a product: the forms the bf16 step runs it in (packed B, bf16 C,
 // the relu² and GELU epilogues, relu²'s prologue) and oneDNN's GEMM beside ours where ours takes
 // it.
@@ -105,33 +143,7 @@ void bench_matmul_variants(KernelRows& r, const Mm& s, double fl, double bf16_by
              fl, bf16_c_bytes, pbf16);
   }
   uint16_t* const c_h = reinterpret_cast<uint16_t*>(cbuf.data());
-  uint16_t* const act_h = c_h + s.m * s.n;  // (cbuf holds m n floats: room for two bf16 C)
-  if (s.bf16_out && s.tb && k.matmul_bf16_out_relu2) {  // the up product writing relu²(fc) too
-    std::snprintf(name, sizeof name, "  bf16 C + relu2: %s", s.what);
-    r.report(name,
-             r.time([&] { k.matmul_bf16_out_relu2(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
-             fl, bf16_bytes, pbf16);
-  }
-  if (s.bf16_out && !s.tb && k.matmul_bf16_out_relu2_bwd) {  // relu²'s gradient out of the product
-    std::snprintf(name, sizeof name, "  bf16 C + relu2 bwd: %s", s.what);
-    r.report(name, r.time([&] {
-      k.matmul_bf16_out_relu2_bwd(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
-    }),
-             fl, bf16_bytes, pbf16);
-  }
-  if (s.bf16_out && s.tb && k.matmul_bf16_out_gelu) {  // the same with GELU (--mlp gelu)
-    std::snprintf(name, sizeof name, "  bf16 C + gelu: %s", s.what);
-    r.report(name,
-             r.time([&] { k.matmul_bf16_out_gelu(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb); }),
-             fl, bf16_bytes, pbf16);
-  }
-  if (s.bf16_out && !s.tb && k.matmul_bf16_out_gelu_bwd) {
-    std::snprintf(name, sizeof name, "  bf16 C + gelu bwd: %s", s.what);
-    r.report(name, r.time([&] {
-      k.matmul_bf16_out_gelu_bwd(ctx, c_h, act_h, ah.data(), bh.data(), s.m, s.n, s.k, s.ta, s.tb);
-    }),
-             fl, bf16_bytes, pbf16);
-  }
+  bench_activation_epilogues(r, s, fl, bf16_bytes);
   if (s.bf16_out && bf16 && !amx && r.onednn) {  // our GEMM takes these: oneDNN's beside it
     std::snprintf(name, sizeof name, "  oneDNN bf16 C: %s", s.what);
     r.report(name,
