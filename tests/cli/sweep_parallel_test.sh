@@ -109,7 +109,17 @@ kill $lone
 wait $lone 2>/dev/null
 "$NT" $(sweep_args "$C") --parallel-hosts >"$TMP/c2.out" 2>&1 &
 shared=$!
-for _ in $(seq 1 600); do grep -q '"running"' "$C/status.json" 2>/dev/null && break; sleep 0.05; done
+# Waits for this process's own run in status.json: the killed lone sweep's status may still say
+# running, and a lone sweep started before the sharing one holds its lock would win the folder.
+for _ in $(seq 1 600); do
+  $PY - "$C/status.json" "$shared" 2>/dev/null <<'PY' && break
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+sys.exit(0 if any(r.get("worker", "").startswith(sys.argv[2] + " ") for r in runs) else 1)
+PY
+  sleep 0.05
+done
+check "the sharing process is working in the folder" "kill -0 $shared"
 expect_error "a lone sweep refuses a folder sharing processes work in" "in use by another nanotrain sweep" \
   "$NT" $(sweep_args "$C")
 expect_error "a sharing process with another plan is refused" "holds a different sweep" \
