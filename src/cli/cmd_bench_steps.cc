@@ -22,17 +22,18 @@ struct StepResult {
   int B = 0, T = 0;
   double sec = 0, tps = 0, peak = 0, mfu = 0;
   // This rank's medians: forward + backward, optimizer, communication (several ranks only), and
-  // the communication of the same steps with the gradients summed after the backward.
-  double fb = 0, opt = 0, comm = 0, comm_after = 0;
+  // the communication of the same steps with the gradients summed after the backward, and how
+  // much of that was waiting for the slowest rank's backward (the rest is the transfer).
+  double fb = 0, opt = 0, comm = 0, comm_after = 0, wait_after = 0;
 };
 
 // Per rank: its host, and the median step, forward + backward, optimizer and communication.
 nlohmann::json rank_rows(dist::Comm& comm, const StepResult& r) {
   const size_t n = size_t(comm.size());
-  constexpr size_t kFields = 5;
+  constexpr size_t kFields = 6;
   std::vector<double> all(kFields * n, 0.0);
   double* mine = all.data() + kFields * size_t(comm.rank());
-  mine[0] = r.sec, mine[1] = r.fb, mine[2] = r.opt, mine[3] = r.comm, mine[4] = r.comm_after;
+  mine[0] = r.sec, mine[1] = r.fb, mine[2] = r.opt, mine[3] = r.comm, mine[4] = r.comm_after, mine[5] = r.wait_after;
   comm.allreduce_sum(all.data(), all.size());
   const std::vector<std::string> hosts = dist::rank_hosts(comm);
   nlohmann::json rows = nlohmann::json::array();
@@ -42,6 +43,8 @@ nlohmann::json rank_rows(dist::Comm& comm, const StepResult& r) {
                     {"optimizer_ms", f[2] * 1e3}, {"comm_ms", f[3] * 1e3}, {"comm_share", f[0] > 0 ? f[3] / f[0] : 0.0},
                     {"comm_after_backward_ms", f[4] * 1e3},
                     {"comm_hidden_share", f[4] > 0 ? std::max(0.0, 1.0 - f[3] / f[4]) : 0.0},
+                    {"comm_wait_ms", f[5] * 1e3}, {"comm_transfer_ms", std::max(0.0, f[4] - f[5]) * 1e3},
+                    {"comm_transfer_share", f[0] > 0 ? std::max(0.0, f[4] - f[5]) / f[0] : 0.0},
                     {"tokens_per_second", double(r.B / int(n)) * r.T / f[0]}});
   }
   return rows;
@@ -53,7 +56,7 @@ StepResult time_steps(const BenchFlags& f, const KernelTable& k, const ModelConf
   StepResult r;
   r.B = sequences_per_step(f, c), r.T = c.seq_len;
   OptimConfig oc;
-  oc.resolve(c.d_model);
+  oc.resolve(c.d_model, c.tie_embeddings);
   oc.bf16_newton_schulz = prec == Precision::kBf16;  // as `train` runs it
   const TimedSteps t = time_training_steps(c, k, prec, oc, r.B, f.steps, [&] {
     if (!f.profile && f.trace.empty()) return;
@@ -65,7 +68,7 @@ StepResult time_steps(const BenchFlags& f, const KernelTable& k, const ModelConf
   if (comm.size() > 1) {
     // The same steps with the sum after the backward: what the overlap hid.
     const TimedSteps after = time_training_steps(c, k, prec, oc, r.B, f.steps, {}, &comm, /*overlap=*/false);
-    r.comm_after = median(after.comm_s);
+    r.comm_after = median(after.comm_s), r.wait_after = median(after.wait_s);
   }
   return r;
 }
@@ -124,12 +127,14 @@ void run_step_table(const BenchFlags& f, const KernelTable& k, Peaks& peaks, nlo
         const nlohmann::json ranks = rank_rows(comm, r);
         for (const auto& x : ranks)
           std::printf("    rank %d (%s): forward + backward %.1f ms, optimizer %.1f ms, communication %.1f ms "
-                      "(%.1f %% of its step; %.1f ms with the gradients summed after the backward: %.0f %% hidden), "
+                      "(%.1f %% of its step; %.1f ms with the gradients summed after the backward: %.0f %% hidden, "
+                      "%.1f ms of it waiting for the slowest rank, %.1f ms transfer = %.1f %% of its step), "
                       "%.0f tokens/s\n",
                       x["rank"].get<int>(), x["host"].get<std::string>().c_str(), x["forward_backward_ms"].get<double>(),
                       x["optimizer_ms"].get<double>(), x["comm_ms"].get<double>(), 100 * x["comm_share"].get<double>(),
                       x["comm_after_backward_ms"].get<double>(), 100 * x["comm_hidden_share"].get<double>(),
-                      x["tokens_per_second"].get<double>());
+                      x["comm_wait_ms"].get<double>(), x["comm_transfer_ms"].get<double>(),
+                      100 * x["comm_transfer_share"].get<double>(), x["tokens_per_second"].get<double>());
         sj.back()["ranks"] = ranks;
       }
       std::fflush(stdout);

@@ -42,7 +42,7 @@ void add_info_command(CLI::App& app) {
     std::printf("activations at batch %d: %.1f MiB\n", *batch, Gpt::activation_bytes(m, *batch, m.seq_len) / 1048576.0);
     std::printf("available memory: %.1f GiB\n", available_memory_bytes() / 1073741824.0);
     apply_preset_optim(f->preset, m.d_model, *optim);
-    optim->resolve(m.d_model);
+    optim->resolve(m.d_model, m.tie_embeddings);
     std::printf("optimizer: %s\n", optim->to_json().dump().c_str());
   });
 }

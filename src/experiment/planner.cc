@@ -44,8 +44,10 @@ TrainConfig candidate_config(const TrainConfig& base, int depth, int width, int 
 
 std::vector<std::pair<int, int>> plan_shapes() {
   // nanochat's line (d_model = 64 x depth) from the tiny end to past the cpu preset (depth 4,
-  // 256), and a narrower and a wider model at depths 4 and 6.
-  return {{2, 128}, {3, 192}, {4, 192}, {4, 256}, {5, 320}, {4, 384}, {6, 256}, {6, 384}, {8, 512}};
+  // 256); a narrower and a wider model at depths 4 and 6; and beside the small end, where short
+  // budgets on a CPU land, one layer more and one width more than depth 2's.
+  return {{2, 128}, {3, 128}, {2, 192}, {3, 192}, {4, 192}, {4, 256},
+          {5, 320}, {4, 384}, {6, 256}, {6, 384}, {8, 512}};
 }
 
 std::vector<std::pair<int, int>> parse_plan_shapes(const std::string& text) {

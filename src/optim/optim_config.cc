@@ -41,12 +41,14 @@ void OptimConfig::check_betas(const char* flag, const std::string& value) {
     fail("%s %s: expected two numbers in [0, 1) separated by a comma, e.g. 0.8,0.95", flag, value.c_str());
 }
 
-void OptimConfig::resolve(int d_model) {
+void OptimConfig::resolve(int d_model, bool tied) {
   // nanochat's later settings (without its batch-size LR scale): the embeddings' learning rates
   // scale as (d_model / 768)^-0.5, the scalars' do not.
   const double scale = std::pow(double(d_model) / 768.0, -0.5);
-  fill(lr_embed, 0.2 * scale);
   fill(lr_head, 0.004 * scale);
+  // One table as embedding and head takes the head's rate: the embedding's, 50 times larger,
+  // moves every logit so far each step that the model never learns.
+  fill(lr_embed, tied ? lr_head : 0.2 * scale);
   fill(lr_value_embed, 0.15 * scale);
   fill(lr_resid_lambdas, 0.005);
   fill(lr_x0_lambdas, 0.5);

@@ -51,8 +51,9 @@ struct OptimConfig {
   double lr_scale = 1.0;  // multiplies every learning rate (halved by --on-nan rollback)
 
   // Fills the defaults (d_model-scaled learning rates, every group's betas and decay) and checks
-  // ranges and combinations (errors name the flag).
-  void resolve(int d_model);
+  // ranges and combinations (errors name the flag). `tied`: the embedding is also the head, and
+  // its learning rate defaults to the head's.
+  void resolve(int d_model, bool tied);
   nlohmann::json to_json() const;
   // A resolved AdamW group's settings (not for kMatrix).
   AdamGroup adam_group(ParamGroup g) const;

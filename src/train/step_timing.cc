@@ -52,6 +52,12 @@ TimedSteps time_training_steps(const ModelConfig& c, const KernelTable& k, Preci
     }
     const auto t1 = Clock::now();
     const double in_backward = comm ? comm->busy_seconds() - comm0 : 0.0;  // the sums' polls
+    double waited = 0;
+    if (sum && !overlap) {  // the ranks' imbalance, kept apart from the sum's transfer
+      const double w0 = comm->busy_seconds();
+      comm->barrier();
+      waited = comm->busy_seconds() - w0;
+    }
     {
       profile::Zone z(profile::kOptimizer);
       if (sum) sum->finish();
@@ -63,6 +69,7 @@ TimedSteps time_training_steps(const ModelConfig& c, const KernelTable& k, Preci
     r.forward_backward_s.push_back(std::chrono::duration<double>(t1 - t0).count() - in_backward);
     r.optimizer_s.push_back(std::chrono::duration<double>(Clock::now() - t1).count() - (in_comm - in_backward));
     r.comm_s.push_back(in_comm);
+    r.wait_s.push_back(waited);
   }
   return r;
 }

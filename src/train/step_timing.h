@@ -17,8 +17,10 @@ namespace nt {
 struct TimedSteps {
   // One entry per timed step. Over several ranks, comm_s is this rank's time inside the gradient
   // sum and the parameters' sharing (the part of the sum that overlapped the backward is not in
-  // it), and forward_backward_s and optimizer_s exclude it.
-  std::vector<double> forward_backward_s, optimizer_s, comm_s;
+  // it), and forward_backward_s and optimizer_s exclude it. wait_s (steps timed without the
+  // overlap only) is the part of comm_s spent in a barrier before the sum: this rank waiting for
+  // slower ones to finish their backward, apart from the transfer itself.
+  std::vector<double> forward_backward_s, optimizer_s, comm_s, wait_s;
   std::vector<double> step_s() const;  // their sums
 };
 

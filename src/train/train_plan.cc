@@ -57,7 +57,7 @@ void plan_model(TrainPlan& p, const Tokenizer& tok) {
          (long long)p.step_tokens, (long long)p.accum, p.ranks);
   p.optim = cfg.optim;
   apply_preset_optim(cfg.shape.preset, mc.d_model, p.optim);
-  p.optim.resolve(mc.d_model);
+  p.optim.resolve(mc.d_model, mc.tie_embeddings);
   p.optim.bf16_newton_schulz = p.prec == Precision::kBf16;
   p.eval_B = cfg.eval_batch_size > 0 ? cfg.eval_batch_size : p.B;
   p.n_params = count_params(mc);

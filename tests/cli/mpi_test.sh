@@ -162,6 +162,9 @@ row = json.load(open(sys.argv[1]))['steps'][0]
 r = row['ranks']
 assert [x['rank'] for x in r] == [0, 1] and all(x['host'] for x in r), r
 assert all(x['forward_backward_ms'] > 0 and x['comm_ms'] > 0 and 0 < x['comm_share'] < 1 for x in r), r
+# the sum after the backward: a wait for the slowest rank and a transfer, which add up to it
+assert all(x['comm_wait_ms'] >= 0 and x['comm_transfer_ms'] > 0 and 0 < x['comm_transfer_share'] < 1 and
+           x['comm_wait_ms'] <= x['comm_after_backward_ms'] for x in r), r
 assert abs(sum(x['tokens_per_second'] for x in r) - row['tokens_per_second']) < 0.01 * row['tokens_per_second'], row
 PY"
 "${MPIRUN[@]}" -np 2 "$NT" bench --configs cpu --steps 1 --threads 1 >"$TMP/bench_k.out" 2>&1

@@ -29,7 +29,7 @@ ModelConfig small_model() {
 OptimConfig small_optim(const ModelConfig& mc) {
   OptimConfig oc;
   oc.normuon = true;  // a matrix's second moment too
-  oc.resolve(mc.d_model);
+  oc.resolve(mc.d_model, mc.tie_embeddings);
   return oc;
 }
 

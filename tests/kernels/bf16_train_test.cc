@@ -24,7 +24,7 @@ std::vector<double> losses(Precision p, int steps) {
   Gpt m(c, cpu_kernels(), B, T, p);
   init_params(m.params(), 5);
   OptimConfig oc;
-  oc.resolve(c.d_model);
+  oc.resolve(c.d_model, c.tie_embeddings);
   Optimizer opt(oc, m.params(), cpu_kernels());
   Rng r(9);
   std::vector<int32_t> in(size_t(B * T)), tg(size_t(B * T));

@@ -42,7 +42,7 @@ std::vector<double> train_losses(const KernelTable& k, int steps, uint64_t seed)
   Gpt m(c, k, B, T);
   init_params(m.params(), seed);
   OptimConfig oc;
-  oc.resolve(c.d_model);
+  oc.resolve(c.d_model, c.tie_embeddings);
   Optimizer opt(oc, m.params(), k);
   std::vector<int32_t> in, tg;
   make_batch(B, T, c.vocab_size, seed, in, tg);

@@ -54,7 +54,7 @@ TEST(TorchParity, LossGradientsAndOptimizerSteps) {
 
   OptimConfig oc;
   oc.weight_decay = 0.01;  // exercise the decoupled decay too
-  oc.resolve(cfg.d_model);
+  oc.resolve(cfg.d_model, cfg.tie_embeddings);
   const std::vector<double> lrm = {1.0, 0.7, 0.4};
   nlohmann::json opt = oc.to_json();
   opt["steps"] = kSteps;

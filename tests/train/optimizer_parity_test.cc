@@ -83,7 +83,7 @@ Result run_both(const std::string& name, const std::function<void(OptimConfig&)>
   ParamArena p = make_params();
   OptimConfig oc;
   set(oc);
-  oc.resolve(64);
+  oc.resolve(64, false);
   StFile params, grads;
   nlohmann::json groups;
   for (size_t i = 0; i < p.specs.size(); ++i) {

@@ -40,7 +40,7 @@ std::vector<std::vector<double>> updates(const ModelConfig& c, const KernelTable
   for (size_t i = 0; i < grads.numel(); ++i) grads.data.data()[i] = float(r.normal());
   const std::vector<double> before = test::to_f64(params.data.data(), params.numel());
   OptimConfig oc;
-  oc.resolve(c.d_model);
+  oc.resolve(c.d_model, c.tie_embeddings);
   oc.bf16_newton_schulz = bf16_ns;
   Optimizer opt(oc, params, k);
   *lists = opt.muon_threads();

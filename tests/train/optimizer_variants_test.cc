@@ -211,7 +211,7 @@ TEST(MuonVariants, FlagErrors) {
   auto err = [](void (*set)(OptimConfig&)) {
     OptimConfig c;
     set(c);
-    return test::error_of([&] { c.resolve(64); });
+    return test::error_of([&] { c.resolve(64, false); });
   };
   EXPECT_EQ(err([](OptimConfig& c) { c.adam_betas_head = "0.9"; }),
             "--adam-betas-head 0.9: expected two numbers in [0, 1) separated by a comma, e.g. 0.8,0.95");
@@ -228,7 +228,7 @@ TEST(MuonVariants, FlagErrors) {
   // Resolved: every group's settings, the embedding's and head's from --beta1/--beta2/--weight-decay.
   OptimConfig c;
   c.beta1 = 0.7, c.weight_decay = 0.05;
-  c.resolve(3072);
+  c.resolve(3072, false);
   const AdamGroup e = c.adam_group(ParamGroup::kEmbed), ve = c.adam_group(ParamGroup::kValueEmbed);
   EXPECT_DOUBLE_EQ(e.lr, 0.1);
   EXPECT_DOUBLE_EQ(e.beta1, 0.7);
@@ -236,6 +236,14 @@ TEST(MuonVariants, FlagErrors) {
   EXPECT_DOUBLE_EQ(ve.lr, 0.075);
   EXPECT_DOUBLE_EQ(ve.beta2, 0.995);
   EXPECT_DOUBLE_EQ(c.adam_group(ParamGroup::kX0Lambdas).beta1, 0.96);
+  // Tied, the embedding (also the head) takes the head's rate, unless --lr-embed is given.
+  OptimConfig tied, tied_given;
+  tied.resolve(3072, true);
+  EXPECT_DOUBLE_EQ(tied.adam_group(ParamGroup::kEmbed).lr, 0.002);
+  EXPECT_DOUBLE_EQ(tied.adam_group(ParamGroup::kHead).lr, 0.002);
+  tied_given.lr_embed = 0.05;
+  tied_given.resolve(3072, true);
+  EXPECT_DOUBLE_EQ(tied_given.adam_group(ParamGroup::kEmbed).lr, 0.05);
   // A config.json written before these flags loads with their defaults.
   nlohmann::json old = OptimConfig{}.to_json();
   old.erase("muon_coeffs"), old.erase("adam_betas_embed"), old.erase("normuon");
@@ -256,7 +264,7 @@ TEST(MuonVariants, SharedAmongThreadsGiveTheOneThreadUpdate) {
   OptimConfig oc;
   oc.normuon = true, oc.muon_coeffs = "polar-express", oc.muon_eq = true, oc.muon_renorm = true;
   oc.muon_wd = 0.1, oc.muon_momentum_warmup = 2;
-  oc.resolve(mc.d_model);
+  oc.resolve(mc.d_model, mc.tie_embeddings);
   const int saved = omp_get_max_threads();
   std::vector<float> result[2];
   for (int threads : {1, 2}) {
@@ -284,7 +292,7 @@ TEST(MuonVariants, NorMuonResumesExactlyFromACheckpoint) {
   OptimConfig oc;
   oc.normuon = true, oc.muon_coeffs = "polar-express", oc.muon_wd = 0.1, oc.cautious_wd = true;
   oc.muon_momentum_warmup = 3;
-  oc.resolve(mc.d_model);
+  oc.resolve(mc.d_model, mc.tie_embeddings);
   ParamArena grads(mc);
   auto step = [&](Optimizer& o, ParamArena& p, int s) {
     Rng r(50 + uint64_t(s));

@@ -60,7 +60,7 @@ TEST(PresetNanochat, OptimizerIsNanochats) {
   EXPECT_EQ(o.adam_betas_head, "0.8,0.96");
   EXPECT_EQ(o.adam_wd_embed, 0.001);
   EXPECT_EQ(o.adam_wd_head, 0.01);
-  o.resolve(256);  // a valid combination
+  o.resolve(256, false);  // a valid combination
   for (const char* other : {"cpu", "tiny", "frontier"}) {
     OptimConfig p;
     apply_preset_optim(other, 256, p);
