@@ -226,8 +226,10 @@ class GPTOptimizer:
     the parameters')."""
 
     def __init__(self, model, hparams=None, ns_dtype=None, groups=None):
-        hp = default_hparams(model.config["d_model"], model.config.get("tie_embeddings", False))
+        hp = default_hparams(model.config["d_model"])
         hp.update(hparams or {})
+        if model.config.get("tie_embeddings", False) and "lr_embed" not in (hparams or {}):
+            hp["lr_embed"] = hp["lr_head"]  # as resolve: the tied table takes the head's rate
         resolve_hparams(hp)
         named = dict(model.named_parameters())
         groups = groups or {n: param_group(n) for n in named}
