@@ -32,9 +32,8 @@ ADAM_GROUPS = {
 }
 
 
-def default_hparams(d_model, tied=False):
-    """Optimizer defaults (nanotrain's OptimConfig after resolve, with betas as (b1, b2)); tied:
-    the embedding is also the head and takes the head's learning rate."""
+def default_hparams(d_model):
+    """Optimizer defaults (nanotrain's OptimConfig after resolve, with betas as (b1, b2))."""
     scale = (d_model / 768) ** -0.5
     hp = {
         "lr_matrix": 0.02, "beta1": 0.8, "beta2": 0.95, "eps": 1e-10, "weight_decay": 0.0,
@@ -47,8 +46,6 @@ def default_hparams(d_model, tied=False):
         hp["lr_" + g] = lr * scale if scaled else lr
         hp["adam_betas_" + g] = None  # the group's default, filled by resolve_hparams
         hp["adam_wd_" + g] = -1.0
-    if tied:
-        hp["lr_embed"] = hp["lr_head"]
     return hp
 
 
