@@ -84,12 +84,14 @@ struct AttentionCase {
 
 // Sliding windows: shorter than a query block (T 20, W 5: one block, every row cut), W 0 (each
 // query sees itself), W T - 2 (one key cut), windows that are not multiples of the blocks or of
-// the kernels' 16-key alignment, windows crossing the tiled backward's key spans (T 900, 1100,
-// 600), and 64-row blocks (T 1100).
+// the kernels' 16-key alignment, windows whose keys the tiled backward takes as one span (T 900,
+// 1100, 600) and one too wide for that, in several spans (T 1100, W 1050), and 64-row blocks
+// (T 1100).
 inline std::vector<AttentionCase> attention_window_cases() {
-  return {{1, 20, 2, 2, 7, 5},     {2, 70, 3, 1, 24, 0},    {2, 7, 3, 1, 24, 1},   {1, 33, 4, 2, 18, 31},
-          {1, 150, 4, 2, 32, 37},  {1, 129, 2, 1, 64, 64},  {1, 17, 3, 1, 15, 3},  {1, 900, 2, 1, 128, 300},
-          {1, 1100, 1, 1, 72, 512}, {3, 600, 1, 1, 112, 200}, {2, 40, 4, 2, 128, 17}};
+  return {{1, 20, 2, 2, 7, 5},      {2, 70, 3, 1, 24, 0},     {2, 7, 3, 1, 24, 1},
+          {1, 33, 4, 2, 18, 31},    {1, 150, 4, 2, 32, 37},   {1, 129, 2, 1, 64, 64},
+          {1, 17, 3, 1, 15, 3},     {1, 900, 2, 1, 128, 300}, {1, 1100, 1, 1, 72, 512},
+          {1, 1100, 1, 1, 72, 1050}, {3, 600, 1, 1, 112, 200}, {2, 40, 4, 2, 128, 17}};
 }
 
 // T 900 at D 128 or 72: the tiled backward takes its keys in several spans (key_span); T 1100:

@@ -96,9 +96,9 @@ MUTATIONS = [
     ("the smear of a row after a shared prefix ignores the prefix's last token", "src/eval/core/segment_forward.cc",
      "i > 0 ? s.row + i - 1 : s.parent_len > 0 ? s.parent_row + s.parent_len - 1 : -1;", "i > 0 ? s.row + i - 1 : -1;",
      "core_scorer_test", "FastScorer"),
-    ("the fused GELU gradient's sech² taken as 1", "src/backends/cpu/simd_avx512.h",
-     "const __m512 sech2 = _mm512_fnmadd_ps(t, t, one);", "const __m512 sech2 = one;", "matmul_bf16_test",
-     "KernelMatmulBf16Fused"),
+    ("the bf16 GELU gradient's sech² term dropped", "src/backends/cpu/simd_avx512.h",
+     "return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_mul_ps(x, g.s), _mm512_mul_ps(g.e, g.s)), du, g.s);",
+     "return g.s;", "rows_test", "KernelRows"),
     ("a layer's gradient sum starts before the backward has finished the layer", "src/model/gpt_backward.cc",
      "    backward_layer(l, w, g, inputs, B, T, accumulate);\n    resid_mix_bwd(l, w, g, N, accumulate);\n"
      "    if (layer_done_) layer_done_(l);\n",

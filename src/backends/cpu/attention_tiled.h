@@ -57,16 +57,29 @@ inline int64_t even(int64_t n) { return n + (n & 1); }
 // power of two of 4 KiB apart all fall into one L1 set (12 ways): every tile load missed.
 inline int64_t padded(int64_t n, int64_t line_elems) { return n + line_elems; }
 
+// The first key of a query block starting at row i0 under window W: where its first row's window
+// starts, rounded down to kWindowAlign keys (even, so pair layouts stay whole; whole 64-byte
+// lines of bf16 pairs).
+constexpr int64_t kWindowAlign = 16;
+inline int64_t window_start(int64_t i0, int64_t W) {
+  return std::max<int64_t>(0, i0 - W) / kWindowAlign * kWindowAlign;
+}
+
 // The backward's keys per pass (a multiple of the query block): what one thread touches for every query
 // block against a span of keys, per key (dKᵀ and dVᵀ accumulators, Kᵀ, Vᵀ and K operands, a
 // block's S, dP, P and dS), fits in about 1 MiB of its 2 MiB L2. Against all of T = 2048 keys
 // at once, the 64-key products read and wrote their 1 MiB dKᵀ and dVᵀ from L3 for every query
 // block, and the tiles waited on those loads.
+// Under a window W < T - 1, a block reads at most W + qb + kWindowAlign keys, and the next block
+// most of the same ones: where that fits kWindowSpanBytes the keys stay one span, since a span's
+// edge inside a block's window splits its products in two, each paying the block's fixed work.
 constexpr int64_t kKeySpanBytes = int64_t(1) << 20;
-inline int64_t key_span(int64_t T, int64_t D, int64_t pair_bytes, int64_t elem_bytes) {
+constexpr int64_t kWindowSpanBytes = int64_t(2) << 20;
+inline int64_t key_span(int64_t T, int64_t D, int64_t W, int64_t pair_bytes, int64_t elem_bytes) {
   const int64_t qb = q_block(T);
   const int64_t per_key =
       2 * D * 4 + (2 * even(D) / 2 + D / 2 + 1) * pair_bytes + qb * (2 * 4 + pair_bytes + elem_bytes);
+  if (W < T - 1 && (W + qb + kWindowAlign) * per_key <= kWindowSpanBytes) return T;
   const int64_t span = std::max(qb, kKeySpanBytes / per_key / qb * qb);
   return span >= T ? T : span;
 }
@@ -80,14 +93,6 @@ inline void transpose(uint32_t* dst, int64_t ldd, const uint32_t* src, int64_t l
 // The same for 64-bit elements (fp32 pairs): simd_avx2.h's transpose_64bit.
 inline void transpose(uint64_t* dst, int64_t ldd, const uint64_t* src, int64_t lds, int64_t rows, int64_t cols) {
   transpose_64bit(dst, ldd, src, lds, rows, cols);
-}
-
-// The first key of a query block starting at row i0 under window W: where its first row's window
-// starts, rounded down to kWindowAlign keys (even, so pair layouts stay whole; whole 64-byte
-// lines of bf16 pairs).
-constexpr int64_t kWindowAlign = 16;
-inline int64_t window_start(int64_t i0, int64_t W) {
-  return std::max<int64_t>(0, i0 - W) / kWindowAlign * kWindowAlign;
 }
 
 // The attention's per-thread scratch buffers (cpu_ops.h's thread_scratch).
@@ -294,7 +299,7 @@ void bwd(const ExecContext& ctx, float* dq, float* dk, float* dv, const float* d
   using E = typename Ops::Elem;
   constexpr int64_t kPairLine = 64 / sizeof(P), kElemLine = 64 / sizeof(E);
   const int64_t tp = padded(T, kPairLine), tf = padded(T, 16);  // Kᵀ, Vᵀ and dKᵀ, dVᵀ row strides
-  const int64_t span = key_span(T, D, sizeof(P), sizeof(E));
+  const int64_t span = key_span(T, D, W, sizeof(P), sizeof(E));
   ClaimAhead claim;
 #pragma omp parallel num_threads(ctx.threads())
   {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // fp32 -> bf16 conversions with AVX-512-BF16 (vcvtneps2bf16: round to nearest even, subnormal
-// inputs flushed to zero). Built with -mavx512*; called only when cpu_features() reports
+// inputs flushed to zero), and the bf16 MLP activations' own passes (ReLU², GELU) on the same
+// conversions. Built with -mavx512*; called only when cpu_features() reports
 // avx512f, avx512bw and avx512bf16 (cpu_table.cc).
 #include <immintrin.h>
 
@@ -49,6 +50,20 @@ void relu2_bwd_bf16_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_
   in_chunks(ctx, n, "relu2 bwd bf16", [&](int64_t i, __mmask16 m) {
     const __m512 r = _mm512_max_ps(widen16(inp + i, m), zero);
     store_masked_epi16x16(dinp + i, m, bf16x16(_mm512_mul_ps(_mm512_mul_ps(two, r), widen16(dout + i, m))));
+  });
+}
+
+// GELU by simd_avx512.h's gelu16 / gelu_grad16: the bits the fused epilogues and packers write.
+void gelu_fwd_bf16_avx512(const ExecContext& ctx, uint16_t* out, const uint16_t* inp, int64_t n) {
+  in_chunks(ctx, n, "gelu fwd bf16", [&](int64_t i, __mmask16 m) {
+    store_masked_epi16x16(out + i, m, bf16x16(gelu16(widen16(inp + i, m))));
+  });
+}
+
+void gelu_bwd_bf16_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp,
+                          int64_t n) {
+  in_chunks(ctx, n, "gelu bwd bf16", [&](int64_t i, __mmask16 m) {
+    store_masked_epi16x16(dinp + i, m, bf16x16(_mm512_mul_ps(gelu_grad16(widen16(inp + i, m)), widen16(dout + i, m))));
   });
 }
 

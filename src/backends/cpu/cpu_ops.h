@@ -136,5 +136,8 @@ void relu2_fwd_bf16_avx512(const ExecContext& ctx, uint16_t* out, const uint16_t
 void relu2_bwd_bf16_avx2(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp, int64_t n);
 void relu2_bwd_bf16_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp,
                            int64_t n);
+void gelu_fwd_bf16_avx512(const ExecContext& ctx, uint16_t* out, const uint16_t* inp, int64_t n);
+void gelu_bwd_bf16_avx512(const ExecContext& ctx, uint16_t* dinp, const uint16_t* dout, const uint16_t* inp,
+                          int64_t n);
 
 }  // namespace nt::cpu

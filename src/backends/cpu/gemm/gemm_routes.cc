@@ -162,7 +162,7 @@ constexpr GemmKernel kRelu2ThenTiles{"relu2_fwd_bf16, then matmul_bf16_tiles", n
                                      }};
 constexpr GemmKernel kRelu2ThenAvx512{"relu2_fwd_bf16, then matmul_bf16_avx512", nullptr, "", [](const GemmCall& c) {
                                         return relu2_then_matmul<uint16_t>(
-                                            c, c.gelu ? gelu_fwd_bf16 : relu2_fwd_bf16_avx512, matmul_bf16_avx512);
+                                            c, c.gelu ? gelu_fwd_bf16_avx512 : relu2_fwd_bf16_avx512, matmul_bf16_avx512);
                                       }};
 
 // bf16 C.
@@ -185,7 +185,7 @@ constexpr GemmKernel kGemmRowsRelu2Bwd{
 constexpr GemmKernel kOnednnOutRelu2{
     "matmul_bf16_out_onednn, then relu2_fwd_bf16 (gelu_fwd_bf16)", nullptr, "", [](const GemmCall& c) {
       matmul_bf16_out_onednn(*c.ctx, ch(c), ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
-      if (c.gelu) gelu_fwd_bf16(*c.ctx, c.act, ch(c), c.m * c.n);
+      if (c.gelu) gelu_fwd_bf16_avx512(*c.ctx, c.act, ch(c), c.m * c.n);
       else relu2_fwd_bf16_avx512(*c.ctx, c.act, ch(c), c.m * c.n);
       return true;
     }};
@@ -194,7 +194,7 @@ constexpr GemmKernel kOnednnOutRelu2Bwd{
       uint16_t* dout =
           static_cast<uint16_t*>(thread_scratch(*c.ctx, kScratchRelu2, size_t(c.m * c.n) * sizeof(uint16_t)));
       matmul_bf16_out_onednn(*c.ctx, dout, ah(c), bh(c), c.m, c.n, c.k, c.ta, c.tb);
-      if (c.gelu) gelu_bwd_bf16(*c.ctx, ch(c), dout, c.inp, c.m * c.n);
+      if (c.gelu) gelu_bwd_bf16_avx512(*c.ctx, ch(c), dout, c.inp, c.m * c.n);
       else relu2_bwd_bf16_avx512(*c.ctx, ch(c), dout, c.inp, c.m * c.n);
       return true;
     }};
