@@ -132,16 +132,15 @@ inline GeluParts gelu_parts16(__m512 x) {
   const __m512 t = _mm512_min_ps(
       _mm512_max_ps(_mm512_mul_ps(u, _mm512_set1_ps(-2.0f * kGeluTanhC * 1.44269504088896341f)), _mm512_set1_ps(-126.0f)),
       _mm512_set1_ps(115.0f));
-  // 2^t = 2^n 2^f, n = round(t), 2^f by its degree-6 Taylor polynomial (f in [-1/2, 1/2]: 2e-7).
+  // 2^t = 2^n 2^f, n = round(t), 2^f by its degree-6 Taylor polynomial, ln(2)^i / i! from the
+  // highest power down (f in [-1/2, 1/2]: 2e-7).
+  constexpr float kTaylor[] = {1.5403530393381606e-4f, 1.3333558146428443e-3f, 9.618129107628477e-3f,
+                               5.550410866482158e-2f,  2.402265069591007e-1f,  6.931471805599453e-1f, 1.0f};
   const __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512 f = _mm512_sub_ps(t, n);
-  __m512 p = _mm512_set1_ps(1.5403530393381606e-4f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558146428443e-3f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618129107628477e-3f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550410866482158e-2f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402265069591007e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471805599453e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  __m512 p = _mm512_set1_ps(kTaylor[0]);
+#pragma GCC unroll 8
+  for (int i = 1; i < 7; ++i) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kTaylor[i]));
   const __m512 e = _mm512_scalef_ps(p, n);
   const __m512 d = _mm512_add_ps(e, _mm512_set1_ps(1.0f));
   __m512 s = _mm512_rcp14_ps(d);
