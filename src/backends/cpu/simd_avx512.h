@@ -117,7 +117,7 @@ inline __m512i relu2_bf16x32(__m512i x) {
   return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(_mm512_mul_ps(hi, hi), _mm512_mul_ps(lo, lo)));
 }
 // GELU (tanh form) for results rounded to bf16 straight after: the bf16 table's gelu_fwd_bf16 /
-// gelu_bwd_bf16 (activations_avx512.cc), and the bf16 products' fused epilogues and packers, which
+// gelu_bwd_bf16 (convert_avx512.cc), and the bf16 products' fused epilogues and packers, which
 // must write those same bits. 0.5 x (1 + tanh u) is computed as x s, s = 1 / (1 + e), e = e^(-2u):
 // no division (the reciprocal estimate and one Newton step) and no cancellation in 1 + tanh u
 // for x < 0. Relative error about 3e-7, against bf16's 4e-3.
