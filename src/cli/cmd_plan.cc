@@ -47,9 +47,16 @@ void run_fit(const PlanFlags& f) {
   write_file_atomic(f.out, j.dump(2) + "\n");
   if (f.json) return (void)std::printf("%s\n", j.dump(2).c_str());
   const ScalingLaw& l = fit.law;
-  std::printf("val_bpb = %.4g + %.4g / N^%.3f + %.4g / D^%.3f over %zu runs: rmse %.4f, largest error %.4f%s\n", l.E,
-              l.A, l.alpha, l.B, l.beta, points.size(), fit.rmse, fit.max_abs_error,
+  size_t repeated = 0, unknown = 0;
+  for (const FitPoint& p : points) repeated += repeated_epochs(p.tokens, p.unique_tokens) > 0, unknown += p.unique_tokens == 0;
+  std::printf("val_bpb = %.4g + %.4g / N^%.3f + %.4g / D^%.3f + %.4g x epochs past the first, over %zu runs (%zu "
+              "repeated their data): rmse %.4f, largest error %.4f%s\n",
+              l.E, l.A, l.alpha, l.B, l.beta, l.C, points.size(), repeated, fit.rmse, fit.max_abs_error,
               fit.at_bound ? " (an exponent is at the edge of its range: the runs hardly constrain it)" : "");
+  if (repeated == 0)
+    std::printf("no run trained past one epoch of its data, so the repetition term stays 0%s\n",
+                unknown > 0 ? strf(" (%zu runs' data size is unknown: their data folder is not where their config "
+                                   "says)", unknown).c_str() : "");
   std::printf("written: %s\n", f.out.c_str());
 }
 

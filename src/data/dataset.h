@@ -24,6 +24,12 @@ struct Dataset {
   std::string tokenizer_spec;
   std::unique_ptr<Tokenizer> tokenizer;
   std::vector<std::unique_ptr<Shard>> train, val;
+  // Tokens in the training split: one epoch.
+  uint64_t train_tokens() const {
+    uint64_t n = 0;
+    for (const auto& s : train) n += s->size();
+    return n;
+  }
 };
 
 // Opens and validates every shard (checksums, token ids, tokenizer identity) and data.json's

@@ -22,7 +22,8 @@ PlanChoice choose_plan(const std::vector<PlanCandidate>& candidates, const Scali
       p.steps = int64_t(std::floor(rule.budget_s / c.step_seconds));
       p.tokens = double(p.steps) * double(c.step_tokens);
       p.tokens_per_second = double(c.step_tokens) / c.step_seconds;
-      p.val_bpb = p.steps > 0 ? law.predict(double(c.params_matmul), p.tokens) : NAN;
+      p.val_bpb = p.steps > 0 ? law.predict(double(c.params_matmul), p.tokens, rule.unique_tokens) : NAN;
+      p.epochs = rule.unique_tokens > 0 ? p.tokens / rule.unique_tokens : 0;
       most_steps = std::max(most_steps, p.steps);
     }
     if (!c.fits_memory)
@@ -55,6 +56,7 @@ PlanChoice choose_plan(const std::vector<PlanCandidate>& candidates, const Scali
                  "%.0f tokens/s with %s parameters outside the embedding",
                  c.depth, c.d_model, c.batch_size, p.val_bpb, (long long)p.steps, strf("%.3g", p.tokens).c_str(),
                  p.tokens_per_second, strf("%.3g", double(c.params_matmul)).c_str());
+  if (p.epochs > 0) out.why += strf(" (%.2g epochs of the training data)", p.epochs);
   return out;
 }
 

@@ -27,6 +27,7 @@ struct PlanCandidate {
 struct PlanPrediction {
   int64_t steps = 0;  // whole steps in the budget
   double tokens = 0, tokens_per_second = 0, val_bpb = NAN;
+  double epochs = 0;  // tokens over the training data's (0: its size unknown)
   std::string excluded;  // why the candidate cannot be chosen ("" when it can)
 };
 
@@ -34,6 +35,7 @@ struct PlanRule {
   double budget_s = 0;      // training time, as --time-budget counts it
   int64_t min_steps = 300;  // fewer optimizer steps than this: excluded (too few updates for the schedule)
   std::string budget_flag = "--budget";  // named in the errors
+  double unique_tokens = 0;  // tokens in the training data, for the law's repetition term (0: unknown)
 };
 
 struct PlanChoice {

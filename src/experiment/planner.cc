@@ -85,6 +85,7 @@ PlanReport plan_training(const TrainConfig& base, const ScalingLaw& law, const s
   r.law = law, r.law_source = law_source, r.budget_s = opt.budget_s, r.min_steps = opt.min_steps;
   if (base.data_dir == kDefaultDataDir) ensure_default_data(!opt.progress);
   const Dataset ds = open_dataset(base.data_dir);
+  r.unique_tokens = double(ds.train_tokens());
   const std::vector<std::pair<int, int>> shapes = opt.shapes.empty() ? plan_shapes() : opt.shapes;
   const int measure_batch = opt.batches.front();
   double fastest_flop_rate = 0;  // FLOP/s of the shapes measured so far
@@ -133,7 +134,7 @@ PlanReport plan_training(const TrainConfig& base, const ScalingLaw& law, const s
   r.measure_seconds = since(t0);
   if (timed_wall_s > 0 && r.threads > 0) r.core_share = std::min(1.0, timed_cpu_s / (timed_wall_s * r.threads));
   try {
-    r.choice = choose_plan(r.candidates, law, PlanRule{opt.budget_s, opt.min_steps, opt.budget_flag});
+    r.choice = choose_plan(r.candidates, law, PlanRule{opt.budget_s, opt.min_steps, opt.budget_flag, r.unique_tokens});
   } catch (const Error& e) {
     if (!r.machine_was_busy()) throw;
     fail("%s; %s", e.what(), r.busy_note().c_str());

@@ -32,6 +32,7 @@ struct PlanReport {
   std::string law_source;  // the coefficients file, or "shipped"
   std::string machine, kernels, dtype;
   double budget_s = 0, measure_seconds = 0;
+  double unique_tokens = 0;  // tokens in the training data (one epoch)
   int64_t min_steps = 0;
   int threads = 0;
   // The share of their cores the threads had while shapes were timed (CPU time over wall time x

@@ -16,8 +16,11 @@ constexpr double kMinExponent = 0.02, kMaxExponent = 2.0;
 
 double power_term(double x, double ref, double exponent) { return std::pow(x / ref, -exponent); }
 
-// Solves the k x k system m x = r (k <= 3) by Gaussian elimination; false when it is singular.
-bool solve_small(std::array<std::array<double, 3>, 3> m, std::array<double, 3> r, int k, std::array<double, 3>& x) {
+constexpr int kTerms = 4;  // E, A, B, C
+using Row = std::array<double, kTerms>;
+
+// Solves the k x k system m x = r (k <= kTerms) by Gaussian elimination; false when it is singular.
+bool solve_small(std::array<Row, kTerms> m, Row r, int k, Row& x) {
   for (int c = 0; c < k; ++c) {
     int piv = c;
     for (int i = c + 1; i < k; ++i)
@@ -38,17 +41,17 @@ bool solve_small(std::array<std::array<double, 3>, 3> m, std::array<double, 3> r
   return true;
 }
 
-// For fixed exponents: min sum (y - E - A' u - B' v)^2 with E, A', B' >= 0, by trying every set of
-// free coefficients (8 of them) and keeping the best feasible one. Returns the squared error.
-double solve_coefficients(const std::vector<std::array<double, 3>>& rows, const std::vector<double>& y,
-                          std::array<double, 3>& best) {
+// For fixed exponents: min sum (y - E - A' u - B' v - C r)^2 with E, A', B', C >= 0 over the first
+// `terms` coefficients (the rest 0), by trying every set of free coefficients and keeping the best
+// feasible one. Returns the squared error.
+double solve_coefficients(const std::vector<Row>& rows, const std::vector<double>& y, int terms, Row& best) {
   double best_err = std::numeric_limits<double>::infinity();
-  for (int mask = 1; mask < 8; ++mask) {
-    int idx[3], k = 0;
-    for (int c = 0; c < 3; ++c)
+  for (int mask = 1; mask < (1 << terms); ++mask) {
+    int idx[kTerms], k = 0;
+    for (int c = 0; c < terms; ++c)
       if (mask & (1 << c)) idx[k++] = c;
-    std::array<std::array<double, 3>, 3> m{};
-    std::array<double, 3> r{}, x{};
+    std::array<Row, kTerms> m{};
+    Row r{}, x{};
     for (size_t i = 0; i < rows.size(); ++i)
       for (int a = 0; a < k; ++a) {
         r[a] += rows[i][idx[a]] * y[i];
@@ -56,11 +59,12 @@ double solve_coefficients(const std::vector<std::array<double, 3>>& rows, const 
       }
     if (!solve_small(m, r, k, x)) continue;
     if (std::any_of(x.begin(), x.begin() + k, [](double v) { return v < 0; })) continue;
-    std::array<double, 3> full{};
+    Row full{};
     for (int a = 0; a < k; ++a) full[idx[a]] = x[a];
     double err = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
-      const double e = y[i] - (full[0] * rows[i][0] + full[1] * rows[i][1] + full[2] * rows[i][2]);
+      double e = y[i];
+      for (int c = 0; c < kTerms; ++c) e -= full[c] * rows[i][c];
       err += e * e;
     }
     if (err < best_err) best_err = err, best = full;
@@ -82,8 +86,10 @@ void check_points(const std::vector<FitPoint>& points) {
     fail("scaling fit: needs at least 5 finished runs (5 coefficients), got %zu", points.size());
   for (const FitPoint& p : points)
     if (!(std::isfinite(p.params) && p.params > 0 && std::isfinite(p.tokens) && p.tokens > 0 &&
-          std::isfinite(p.val_bpb) && p.val_bpb > 0))
-      fail("scaling fit: run %s: parameters, tokens and val_bpb must be positive and finite", p.name.c_str());
+          std::isfinite(p.val_bpb) && p.val_bpb > 0 && std::isfinite(p.unique_tokens) && p.unique_tokens >= 0))
+      fail("scaling fit: run %s: parameters, tokens and val_bpb must be positive and finite (and the data's "
+           "tokens not negative)",
+           p.name.c_str());
   std::vector<double> n, d;
   for (const FitPoint& p : points) n.push_back(p.params), d.push_back(p.tokens);
   int nd = 0, dd = 0;
@@ -102,8 +108,12 @@ void check_points(const std::vector<FitPoint>& points) {
 
 }  // namespace
 
-double ScalingLaw::predict(double params, double tokens) const {
-  return E + A * std::pow(params, -alpha) + B * std::pow(tokens, -beta);
+double repeated_epochs(double tokens, double unique_tokens) {
+  return unique_tokens > 0 ? std::max(0.0, tokens / unique_tokens - 1) : 0.0;
+}
+
+double ScalingLaw::predict(double params, double tokens, double unique_tokens) const {
+  return E + A * std::pow(params, -alpha) + B * std::pow(tokens, -beta) + C * repeated_epochs(tokens, unique_tokens);
 }
 
 ScalingFit fit_scaling_law(const std::vector<FitPoint>& points) {
@@ -113,17 +123,20 @@ ScalingFit fit_scaling_law(const std::vector<FitPoint>& points) {
   for (const FitPoint& p : points) ln += std::log(p.params), ld += std::log(p.tokens);
   const double n0 = std::exp(ln / double(points.size())), d0 = std::exp(ld / double(points.size()));
   std::vector<double> y;
-  for (const FitPoint& p : points) y.push_back(p.val_bpb);
+  bool repeats = false;
+  for (const FitPoint& p : points) y.push_back(p.val_bpb), repeats |= repeated_epochs(p.tokens, p.unique_tokens) > 0;
+  const int terms = repeats ? 4 : 3;
   double best_err = std::numeric_limits<double>::infinity(), best_a = 0, best_b = 0;
-  std::array<double, 3> best_c{};
+  Row best_c{};
   auto search = [&](double a_lo, double a_hi, double b_lo, double b_hi, double step) {
     for (double a = a_lo; a <= a_hi + 1e-12; a += step)
       for (double b = b_lo; b <= b_hi + 1e-12; b += step) {
-        std::vector<std::array<double, 3>> rows;
+        std::vector<Row> rows;
         for (const FitPoint& p : points)
-          rows.push_back({1.0, power_term(p.params, n0, a), power_term(p.tokens, d0, b)});
-        std::array<double, 3> c{};
-        const double err = solve_coefficients(rows, y, c);
+          rows.push_back({1.0, power_term(p.params, n0, a), power_term(p.tokens, d0, b),
+                          repeated_epochs(p.tokens, p.unique_tokens)});
+        Row c{};
+        const double err = solve_coefficients(rows, y, terms, c);
         if (err < best_err) best_err = err, best_a = a, best_b = b, best_c = c;
       }
   };
@@ -135,11 +148,12 @@ ScalingFit fit_scaling_law(const std::vector<FitPoint>& points) {
   f.law.E = best_c[0];
   f.law.A = best_c[1] * std::pow(n0, best_a), f.law.alpha = best_a;
   f.law.B = best_c[2] * std::pow(d0, best_b), f.law.beta = best_b;
+  f.law.C = best_c[3];
   f.at_bound = best_a <= kMinExponent + 1e-9 || best_a >= kMaxExponent - 1e-9 || best_b <= kMinExponent + 1e-9 ||
                best_b >= kMaxExponent - 1e-9;
   double sq = 0;
   for (const FitPoint& p : points) {
-    const double e = f.law.predict(p.params, p.tokens) - p.val_bpb;
+    const double e = f.law.predict(p.params, p.tokens, p.unique_tokens) - p.val_bpb;
     sq += e * e;
     f.max_abs_error = std::max(f.max_abs_error, std::fabs(e));
   }

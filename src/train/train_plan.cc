@@ -99,11 +99,12 @@ void check_memory(const TrainPlan& p) {
 }
 
 nlohmann::json config_json(const TrainPlan& p, const std::string& run_id, const std::string& tok_spec, const Tokenizer& tok,
-                           double peak_gflops) {
+                           double peak_gflops, uint64_t data_train_tokens) {
   const TrainConfig& cfg = p.cfg;
   return {{"program", "nanotrain"}, {"version", NT_VERSION}, {"run_id", run_id}, {"model", p.model.to_json()},
           {"optimizer", p.optim.to_json()}, {"schedule", fields_to_json(cfg.schedule)},
-          {"preset", cfg.shape.preset}, {"data_dir", cfg.data_dir}, {"tokenizer", tok_spec},
+          {"preset", cfg.shape.preset}, {"data_dir", cfg.data_dir}, {"data_train_tokens", data_train_tokens},
+          {"tokenizer", tok_spec},
           {"tokenizer_id", to_hex(tok.identity())}, {"device", cfg.device}, {"kernels", p.kernels->name},
           {"dtype", precision_name(p.prec)}, {"time_budget_seconds", p.budget_s}, {"steps", cfg.steps},
           {"batch_size", p.B}, {"seq_len", p.T}, {"total_batch_tokens", p.step_tokens},

@@ -61,9 +61,10 @@ void plan_model(TrainPlan& p, const Tokenizer& tok);
 // Fails with a one-line advice when the estimate does not fit in the available memory.
 void check_memory(const TrainPlan& p);
 
-// The run's resolved settings as config.json records them.
+// The run's resolved settings as config.json records them, with the training data's size (one
+// epoch, which the planner's scaling law needs).
 nlohmann::json config_json(const TrainPlan& p, const std::string& run_id, const std::string& tok_spec, const Tokenizer& tok,
-                           double peak_gflops);
+                           double peak_gflops, uint64_t data_train_tokens);
 
 // The header lines a run prints (version, device, model, memory).
 std::string plan_device_line(const TrainPlan& p);

@@ -180,7 +180,7 @@ TrainSummary run_training(const TrainConfig& given) {
 
   const std::string tok_spec = run.save_tokenizer(tok);
   Peak peak(plan, comm);
-  const nlohmann::json config = config_json(plan, run.run_id(), tok_spec, tok, peak.gflops);
+  const nlohmann::json config = config_json(plan, run.run_id(), tok_spec, tok, peak.gflops, ds.train_tokens());
   run.write_json(run.config_path(), config);
   progress.print("config: " + config.dump());
   run.open_metrics(resume ? resume->state.metrics_lines : 0);

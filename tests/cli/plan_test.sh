@@ -24,6 +24,18 @@ check "the fit's five runs finished" "[ \$(ls '$TMP/fit'/*/summary.json | wc -l)
 check "plan --fit writes the coefficients file" "[ \$? -eq 0 ] && grep -q 'written: $TMP/law.json' '$TMP/fit.out'"
 check "the coefficients file: schema, the law, the five runs with predictions" \
   "[ \"\$(json '$TMP/law.json' 'd[\"schema\"], len(d[\"runs\"]), all(k in d for k in (\"E\", \"A\", \"alpha\", \"B\", \"beta\", \"rmse\", \"date\")), all(\"predicted\" in r for r in d[\"runs\"])')\" = \"('nanotrain-scaling-law/1', 5, True, True)\" ]"
+check "the coefficients file: the repetition term and the data's size, per run and in all" \
+  "[ \"\$(json '$TMP/law.json' 'd[\"C\"] >= 0, {r[\"unique_tokens\"] for r in d[\"runs\"]} == {d[\"data_train_tokens\"]} == {json.load(open(\"$TMP/data/data.json\"))[\"train_tokens\"]}')\" = \"(True, True)\" ]"
+# A coefficients file's runs are fit points too, and a run both listed and given as a folder counts once.
+"$NT" plan --fit "$TMP/law.json" --out "$TMP/law2.json" >/dev/null 2>&1
+"$NT" plan --fit "$TMP/law.json" "$TMP/fit" --out "$TMP/law3.json" >"$TMP/fit3.out" 2>&1
+check "a refit from the coefficients file's own runs gives the same law" \
+  "[ \"\$(json '$TMP/law2.json' '[round(d[k], 9) for k in (\"E\", \"A\", \"alpha\", \"B\", \"beta\", \"C\")]')\" = \"\$(json '$TMP/law.json' '[round(d[k], 9) for k in (\"E\", \"A\", \"alpha\", \"B\", \"beta\", \"C\")]')\" ]"
+check "runs both in the file and given as folders count once" \
+  "[ \$(json '$TMP/law3.json' 'len(d[\"runs\"])') -eq 5 ] && [ \$(grep -c 'counted once' '$TMP/fit3.out') -eq 5 ]"
+echo '{"schema": "nanotrain-scaling-law/1", "E": 1, "A": 1, "alpha": 0.5, "B": 1, "beta": 0.5, "runs": [{"name": "x"}]}' >"$TMP/badlaw.json"
+expect_error "--fit of a coefficients file with a malformed run names the file and the key" \
+  "$TMP/badlaw.json: runs\[0\].params must be a number" "$NT" plan --fit "$TMP/badlaw.json" --out "$TMP/x.json"
 mkdir -p "$TMP/few" && cp -r "$TMP/fit"/00[1-4]_* "$TMP/few/"
 expect_error "--fit over 4 runs is refused" "at least 5 finished runs .*got 4" "$NT" plan --fit "$TMP/few" --out "$TMP/x.json"
 mkdir -p "$TMP/same" && for i in 1 2 3 4 5; do cp -r "$TMP/fit"/001_* "$TMP/same/r$i"; done
@@ -39,18 +51,21 @@ check "plan prints a table of 6 candidates, the choice and the train command" \
   "[ \$? -eq 0 ] && [ \$(grep -cE '^ +[23] +(128|192) +(8|16|32) ' '$TMP/plan.out') -eq 6 ] && grep -q '<- chosen' '$TMP/plan.out' && grep -q '^train it with: nanotrain train --preset=cpu --depth=' '$TMP/plan.out'"
 check "plan shows a progress line per shape timed" "[ \$(grep -c '^plan: timing' '$TMP/plan.err') -eq 2 ]"
 "$NT" "${PLAN[@]}" --min-steps 5 --budget 1m --json --quiet >"$TMP/plan.json" 2>"$TMP/plan.err"
-check "plan --json: the documented keys" "$PY - '$TMP/plan.json' <<'PY'
+check "plan --json: the documented keys" "$PY - '$TMP/plan.json' '$TMP/data/data.json' <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert set(d) == {'schema', 'budget_seconds', 'min_steps', 'machine', 'kernels', 'dtype', 'threads',
-                  'measure_seconds', 'core_share', 'machine_was_busy', 'law', 'candidates', 'choice'}, sorted(d)
+                  'data_train_tokens', 'measure_seconds', 'core_share', 'machine_was_busy', 'law', 'candidates',
+                  'choice'}, sorted(d)
 assert d['schema'] == 'nanotrain-plan/1' and d['budget_seconds'] == 60 and d['min_steps'] == 5
-assert set(d['law']) == {'E', 'A', 'alpha', 'B', 'beta', 'source'}
+assert set(d['law']) == {'E', 'A', 'alpha', 'B', 'beta', 'C', 'source'}
+assert d['data_train_tokens'] == json.load(open(sys.argv[2]))['train_tokens']
 keys = {'depth', 'd_model', 'head_dim', 'seq_len', 'batch_size', 'params', 'params_matmul', 'memory_bytes',
-        'step_seconds', 'tokens_per_second', 'steps', 'tokens', 'predicted_val_bpb', 'excluded', 'chosen'}
+        'step_seconds', 'tokens_per_second', 'steps', 'tokens', 'epochs', 'predicted_val_bpb', 'excluded', 'chosen'}
+assert all(abs(c['epochs'] - c['tokens'] / d['data_train_tokens']) < 1e-9 for c in d['candidates'] if c['steps'])
 assert len(d['candidates']) == 6 and all(set(c) == keys for c in d['candidates'])
 assert sum(c['chosen'] for c in d['candidates']) == 1
-assert set(d['choice']) == {'depth', 'd_model', 'head_dim', 'batch_size', 'params', 'steps', 'tokens',
+assert set(d['choice']) == {'depth', 'd_model', 'head_dim', 'batch_size', 'params', 'steps', 'tokens', 'epochs',
                             'predicted_val_bpb', 'train_args', 'why'}
 best = min((c for c in d['candidates'] if c['excluded'] is None), key=lambda c: c['predicted_val_bpb'])
 assert best['chosen'] and best['depth'] == d['choice']['depth'] and best['batch_size'] == d['choice']['batch_size']

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The planner's decision: the scaling-law fit recovers known coefficients from synthetic runs and
-// refuses data it cannot fit; the choice is the argmin of the predictions among the candidates
-// that fit the budget; the coefficients file round-trips and the shipped one reads.
+// The planner's decision: the scaling-law fit recovers known coefficients from synthetic runs (the
+// price of repeated data among them) and refuses data it cannot fit; the choice is the argmin of
+// the predictions among the candidates that fit the budget; the coefficients file round-trips and
+// the shipped one reads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,6 +26,18 @@ std::vector<FitPoint> synthetic(const ScalingLaw& law, double noise = 0) {
       const double wobble = noise * ((i++ % 3) - 1.0);  // -noise, 0, +noise in turn
       pts.push_back({"r" + std::to_string(i), n, d, law.predict(n, d) * (1 + wobble)});
     }
+  return pts;
+}
+
+// A law with a price for repeated data, and runs on a corpus of `unique` tokens, some of them
+// several epochs long.
+const ScalingLaw kRepeatTruth{0.9, 40.0, 0.28, 120.0, 0.31, 0.02};
+std::vector<FitPoint> synthetic_repeats(const ScalingLaw& law, double unique) {
+  std::vector<FitPoint> pts;
+  int i = 0;
+  for (double n : {1e6, 2.5e6, 6e6, 1.5e7})
+    for (double d : {2e5, 8e5, 3e6, 1.2e7, 3e7})
+      pts.push_back({"r" + std::to_string(i++), n, d, law.predict(n, d, unique), unique});
   return pts;
 }
 
@@ -57,6 +70,28 @@ TEST(ScalingFit, ToleratesNoiseAndStaysNonNegative) {
   EXPECT_GT(f.rmse, 1e-4);  // the noise shows in the residual
 }
 
+TEST(ScalingLaw, ChargesOnlyTheEpochsPastTheFirst) {
+  EXPECT_EQ(repeated_epochs(3e6, 4e6), 0);
+  EXPECT_EQ(repeated_epochs(1e7, 4e6), 1.5);
+  EXPECT_EQ(repeated_epochs(1e7, 0), 0);  // the data's size unknown
+  EXPECT_NEAR(kRepeatTruth.predict(2e6, 1e7, 4e6) - kRepeatTruth.predict(2e6, 1e7), 0.02 * 1.5, 1e-12);
+  EXPECT_EQ(kRepeatTruth.predict(2e6, 3e6, 4e6), kRepeatTruth.predict(2e6, 3e6));
+}
+
+TEST(ScalingFit, FitsThePriceOfRepeatedDataWhenRunsRepeatTheirs) {
+  const ScalingFit f = fit_scaling_law(synthetic_repeats(kRepeatTruth, 4e6));
+  EXPECT_NEAR(f.law.C, kRepeatTruth.C, 2e-3);
+  EXPECT_NEAR(f.law.beta, kRepeatTruth.beta, 0.01);
+  EXPECT_LT(f.rmse, 1e-3);
+  EXPECT_NEAR(f.law.predict(4e6, 5e7, 4e6), kRepeatTruth.predict(4e6, 5e7, 4e6), 3e-3);
+  // Runs whose data size is unknown, or that never repeated it, leave the term at 0.
+  EXPECT_EQ(fit_scaling_law(synthetic(kTruth)).law.C, 0);
+  std::vector<FitPoint> once = synthetic_repeats(kTruth, 1e8);
+  EXPECT_EQ(fit_scaling_law(once).law.C, 0);
+  once[0].unique_tokens = -1;
+  EXPECT_NE(error_of([&] { fit_scaling_law(once); }).find("not negative"), std::string::npos);
+}
+
 TEST(ScalingFit, RefusesTooFewOrDegenerateRuns) {
   std::vector<FitPoint> pts = synthetic(kTruth);
   EXPECT_NE(error_of([&] { fit_scaling_law({pts.begin(), pts.begin() + 4}); }).find("at least 5 finished runs"),
@@ -82,6 +117,13 @@ TEST(ScalingFit, CoefficientsFileRoundTripsAndTheShippedOneReads) {
   const ScalingLaw back = scaling_law_from_json(j, "test");
   EXPECT_DOUBLE_EQ(back.alpha, f.law.alpha);
   EXPECT_DOUBLE_EQ(back.B, f.law.B);
+  const std::vector<FitPoint> rp = synthetic_repeats(kRepeatTruth, 4e6);
+  const nlohmann::json jr = scaling_law_json(fit_scaling_law(rp), rp, "synthetic", "2026-01-01");
+  EXPECT_GT(scaling_law_from_json(jr, "test").C, 0.0);
+  EXPECT_EQ(jr["runs"][0]["unique_tokens"], 4e6);
+  nlohmann::json older = jr;  // files fit before the repetition term read with C = 0
+  older.erase("C");
+  EXPECT_EQ(scaling_law_from_json(older, "test").C, 0.0);
   nlohmann::json bad = j;
   bad["alpha"] = -1;
   EXPECT_NE(error_of([&] { scaling_law_from_json(bad, "f.json"); }).find("f.json: alpha"), std::string::npos);
@@ -132,6 +174,18 @@ TEST(PlanChoice, ExcludesWhatDoesNotFitAndRefusesATooSmallBudget) {
   EXPECT_NE(error_of([&] { choose_plan(cs, kTruth, PlanRule{0, 1}); }).find("--budget"), std::string::npos);
   // Exactly enough steps is enough.
   EXPECT_EQ(choose_plan({candidate(2, 1e6, 16, 0.5)}, kTruth, PlanRule{5.0, 10}).predictions[0].steps, 10);
+}
+
+TEST(PlanChoice, RepeatedDataMovesTheChoiceToALargerModel) {
+  // The small model trains 78.6 epochs of 4M tokens in 10 minutes, the large one 4.9.
+  const std::vector<PlanCandidate> cs = {candidate(2, 1000000, 32, 1.0 / 64), candidate(4, 6000000, 32, 0.25)};
+  EXPECT_EQ(choose_plan(cs, kRepeatTruth, PlanRule{600, 10}).best, 0u);  // the data's size unknown
+  PlanRule rule{600, 10};
+  rule.unique_tokens = 4e6;
+  const PlanChoice ch = choose_plan(cs, kRepeatTruth, rule);
+  EXPECT_EQ(ch.best, 1u);
+  EXPECT_DOUBLE_EQ(ch.predictions[0].epochs, 38400.0 * 8192 / 4e6);
+  EXPECT_NE(ch.why.find("epochs of the training data"), std::string::npos);
 }
 
 TEST(PlanChoice, ATieGoesToTheSmallerBatch) {
