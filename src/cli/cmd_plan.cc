@@ -48,7 +48,8 @@ void run_fit(const PlanFlags& f) {
   if (f.json) return (void)std::printf("%s\n", j.dump(2).c_str());
   const ScalingLaw& l = fit.law;
   size_t repeated = 0, unknown = 0;
-  for (const FitPoint& p : points) repeated += repeated_epochs(p.tokens, p.unique_tokens) > 0, unknown += p.unique_tokens == 0;
+  for (const FitPoint& p : points)
+    repeated += repeated_epochs(p.tokens, p.unique_tokens) > 0, unknown += p.unique_tokens == 0;
   std::printf("val_bpb = %.4g + %.4g / N^%.3f + %.4g / D^%.3f + %.4g x epochs past the first, over %zu runs (%zu "
               "repeated their data): rmse %.4f, largest error %.4f%s\n",
               l.E, l.A, l.alpha, l.B, l.beta, l.C, points.size(), repeated, fit.rmse, fit.max_abs_error,
