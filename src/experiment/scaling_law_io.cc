@@ -3,6 +3,7 @@
 // and from other coefficients files.
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "core/check.h"
 #include "core/files.h"
@@ -173,12 +174,14 @@ std::vector<FitPoint> load_fit_points(const std::vector<std::string>& paths, std
     out.push_back(p);
   }
   // A run both listed in a file and given as a folder counts once, as the folder's record.
+  std::set<std::string> folder_runs;
+  for (size_t i = from_files; i < out.size(); ++i) folder_runs.insert(out[i].name);
   std::vector<FitPoint> merged;
   for (size_t i = 0; i < out.size(); ++i) {
-    bool also_a_folder = false;
-    for (size_t k = from_files; k < out.size() && i < from_files; ++k) also_a_folder |= out[k].name == out[i].name;
-    if (also_a_folder) skipped.push_back(out[i].name + " (listed in a file and given as a folder: counted once)");
-    else merged.push_back(out[i]);
+    if (i < from_files && folder_runs.count(out[i].name))
+      skipped.push_back(out[i].name + " (listed in a file and given as a folder: counted once)");
+    else
+      merged.push_back(out[i]);
   }
   return merged;
 }
